@@ -1,0 +1,1 @@
+"""Canonical data structures and the run x qrels join."""

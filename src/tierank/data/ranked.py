@@ -1,0 +1,69 @@
+"""RankedLists: the canonical form every input is turned into.
+
+All queries at once, CSR-style: items of query ``q`` are ``qptr[q]:qptr[q+1]``, sorted best first
+(key descending; equal keys form a tie and stay in input order). Beside them, the judged grades of
+each query (``judged_ptr``/``judged``): for runs all judged documents of the query, retrieved or not;
+for matrices the row itself. ``R`` and the ideal DCG come from the judged grades (tie_math.md §0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["RankedLists", "sort_ranked"]
+
+
+@dataclass
+class RankedLists:
+    """Ranked lists of many queries (see the module docstring).
+
+    Attributes
+    ----------
+    qptr : int64 array (n_queries + 1)
+    keys : float64 array (n_items), higher is better, sorted descending within each query
+    grades : float64 array (n_items), the grade of each ranked item (unjudged: 0)
+    judged_ptr : int64 array (n_queries + 1)
+    judged : float64 array, grades of all judged documents of each query
+    trec_order_fn : callable returning an int64 array (n_items): the rank of each item's document id
+        in ascending string order (``ties="trec_eval"`` puts the larger id first); for matrices the
+        column index. Computed only when that mode is used.
+    """
+
+    qptr: np.ndarray
+    keys: np.ndarray
+    grades: np.ndarray
+    judged_ptr: np.ndarray
+    judged: np.ndarray
+    trec_order_fn: Callable[[], np.ndarray]
+    cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.qptr) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.qptr)
+
+    @property
+    def trec_order(self) -> np.ndarray:
+        if "trec_order" not in self.cache:
+            self.cache["trec_order"] = self.trec_order_fn()
+        return self.cache["trec_order"]
+
+
+def sort_ranked(query: np.ndarray, keys: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """Order items by query, then key descending, ties in input order; return (order, qptr).
+
+    ``query`` holds integer query codes ``0..n_queries-1``. One stable sort on the key, then one
+    stable sort on the query code (a two-pass radix-style sort; equal keys keep input order).
+    """
+    order = np.argsort(-keys, kind="stable")
+    order = order[np.argsort(query[order], kind="stable")]
+    counts = np.bincount(query, minlength=n_queries)
+    qptr = np.zeros(n_queries + 1, dtype=np.int64)
+    np.cumsum(counts, out=qptr[1:])
+    return order, qptr

@@ -1,0 +1,1 @@
+"""Readers and converters for runs and judgments (dicts, DataFrames, TREC files)."""

@@ -1,0 +1,55 @@
+"""Parameters and helpers shared by several measure families."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ties.groups import TieGroups
+from ._spec import Measure, Param, bool_param, choice_param, real_param
+
+REL = Param(1, real_param("rel"), "grade threshold: an item is relevant when its grade >= rel")
+CLIP = Param(False, bool_param("clip"), "divide by min(k, list length) instead of k")
+DENOM_CHOICES = ("R", "retrieved", "min_k_R")
+
+
+def denom_param(default: str) -> Param:
+    return Param(default, choice_param("denom", DENOM_CHOICES),
+                 "AP denominator: 'R' all relevant (trec_eval), 'retrieved' relevant in the top k "
+                 "(torchmetrics, hashing papers), 'min_k_R' min(k, R) (Spark, Kaggle apk)")
+
+
+def relevant(g: TieGroups, m: Measure) -> tuple[object, np.ndarray]:
+    """(memo key, b) with b = 1.0 where grade >= rel."""
+    rel = m["rel"]
+    return ("b", rel), g.relevant(rel)
+
+
+def positive_grades(g: TieGroups) -> np.ndarray:
+    """Grades with negative values (TREC junk, -2) counted as 0."""
+    return g.memo("g+", lambda: np.maximum(g.grades, 0.0))
+
+
+def binary_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
+    return [(grades >= m["rel"]).astype(np.float64)]
+
+
+def grade_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
+    return [np.maximum(grades, 0.0)]
+
+
+def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with 0 where den == 0 (empty denominators give 0)."""
+    den = np.asarray(den, dtype=np.float64)
+    safe = np.where(den == 0, 1.0, den)
+    return np.where(den == 0, 0.0, num / safe)
+
+
+def k_prime(g: TieGroups, m: Measure, K: np.ndarray) -> np.ndarray:
+    """The precision denominator: k, or K = min(k, n) with clip=True."""
+    if m["clip"]:
+        return K.astype(np.float64)
+    return np.full(g.n_queries, float(m.cutoff))
+
+# The parameters each preference reads: orderings are cached per (preference, these values).
+binary_preference.params = ("rel",)  # type: ignore[attr-defined]
+grade_preference.params = ()  # type: ignore[attr-defined]

@@ -1,0 +1,167 @@
+"""The measure-string grammar, parsed by hand (no ``eval``, no ``ast``).
+
+::
+
+    measure := NAME [ "(" [ param { "," param } ] ")" ] [ "@" CUTOFF ] [ "-l" NUMBER ]
+    param   := IDENT "=" value
+    value   := NUMBER | STRING | "True" | "False" | "None" | "{" [ value ":" value { "," ... } ] "}"
+
+``NAME`` may contain letters, digits, ``_`` and ``-`` (ranx's ``r-precision``); the ``-lN`` suffix is
+ranx's relevance level (``map@100-l2`` is ``AP(rel=2)@100``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+
+__all__ = ["ParsedMeasure", "parse_measure_string"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REL_SUFFIX = re.compile(r"^(?P<base>.+?)-l(?P<rel>\d+(?:\.\d+)?)$")
+
+
+@dataclass(frozen=True)
+class ParsedMeasure:
+    """The pieces of a measure string, before they are checked against the registry."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    cutoff: int | None = None
+    text: str = ""
+
+
+class _Scanner:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def error(self, what: str) -> InputError:
+        return InputError(f"measure {self.text!r}: {what} (at character {self.pos + 1})")
+
+    def skip_space(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def peek(self) -> str:
+        self.skip_space()
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def take(self, char: str) -> bool:
+        if self.peek() == char:
+            self.pos += 1
+            return True
+        return False
+
+    def expect(self, char: str) -> None:
+        if not self.take(char):
+            found = self.peek() or "end of text"
+            raise self.error(f"expected {char!r}, found {found!r}")
+
+    def match(self, pattern: re.Pattern[str]) -> str | None:
+        self.skip_space()
+        m = pattern.match(self.text, self.pos)
+        if m is None:
+            return None
+        self.pos = m.end()
+        return m.group(0)
+
+    def value(self) -> Any:
+        char = self.peek()
+        if char in ("'", '"'):
+            end = self.text.find(char, self.pos + 1)
+            if end < 0:
+                raise self.error("unterminated string")
+            out = self.text[self.pos + 1:end]
+            self.pos = end + 1
+            return out
+        if char == "{":
+            self.pos += 1
+            out: dict[Any, Any] = {}
+            if self.take("}"):
+                return out
+            while True:
+                key = self.value()
+                self.expect(":")
+                out[key] = self.value()
+                if self.take("}"):
+                    return out
+                self.expect(",")
+        number = self.match(_NUMBER)
+        if number is not None:
+            return float(number) if any(c in number for c in ".eE") else int(number)
+        word = self.match(_IDENT)
+        if word in ("True", "true"):
+            return True
+        if word in ("False", "false"):
+            return False
+        if word == "None":
+            return None
+        raise self.error(f"expected a value (number, 'string', True, False, None or {{...}}), "
+                         f"found {word or char or 'end of text'!r}")
+
+
+def parse_measure_string(text: str) -> ParsedMeasure:
+    """Split a measure string into name, parameters and cutoff.
+
+    Parameters
+    ----------
+    text : str
+        For example ``"nDCG@10"``, ``"P(rel=2)@5"``, ``"AP(denom='retrieved')@5"``, ``"map@100-l2"``.
+
+    Returns
+    -------
+    ParsedMeasure
+
+    Examples
+    --------
+    >>> parse_measure_string("P(rel=2, clip=True)@5")
+    ParsedMeasure(name='P', params={'rel': 2, 'clip': True}, cutoff=5, text='P(rel=2, clip=True)@5')
+    """
+    if not isinstance(text, str):
+        raise InputError(f"a measure must be a string such as 'nDCG@10', got {text!r}")
+    sc = _Scanner(text)
+    name = sc.match(_NAME)
+    if name is None:
+        raise sc.error("expected a measure name")
+    params: dict[str, Any] = {}
+    rel_suffix: str | None = None
+    m = _REL_SUFFIX.match(name)
+    if m is not None and sc.peek() in ("", "("):
+        name, rel_suffix = m.group("base"), m.group("rel")
+    if sc.take("("):
+        if not sc.take(")"):
+            while True:
+                key = sc.match(_IDENT)
+                if key is None:
+                    raise sc.error("expected a parameter name")
+                sc.expect("=")
+                if key in params:
+                    raise sc.error(f"parameter {key!r} given twice")
+                params[key] = sc.value()
+                if sc.take(")"):
+                    break
+                sc.expect(",")
+    cutoff: int | None = None
+    if sc.take("@"):
+        raw = sc.match(_NUMBER)
+        if raw is None:
+            raise sc.error("expected a cutoff k after '@'")
+        if not re.fullmatch(r"[+-]?\d+", raw) or int(raw) <= 0:
+            raise InputError(f"measure {text!r}: the cutoff k must be a positive integer, got {raw}")
+        cutoff = int(raw)
+        rest = sc.match(re.compile(r"-l(\d+(?:\.\d+)?)"))
+        if rest is not None:
+            rel_suffix = rest[2:]
+    if sc.peek():
+        raise sc.error(f"unexpected {sc.text[sc.pos:]!r}")
+    if rel_suffix is not None:
+        if "rel" in params:
+            raise InputError(f"measure {text!r}: relevance level given twice (rel= and -l)")
+        params["rel"] = float(rel_suffix) if "." in rel_suffix else int(rel_suffix)
+    return ParsedMeasure(name=name, params=params, cutoff=cutoff, text=text)

@@ -1,0 +1,104 @@
+"""Measures that count (relevant) items in the top k: P, R, F1, Success, Rprec, ACG, NumQ, NumRet,
+NumRel, NumRelRet.
+
+All but Success are linear in the top-k counts, so their tie-aware value uses eq. (1) of tie_math.md:
+``E[H_K] = R_{c-1} + m r_c / n_c``. Success uses the hypergeometric miss probability (§1, hit@k).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ties.groups import TieGroups
+from ._common import (CLIP, REL, binary_preference, divide, grade_preference, k_prime,
+                      positive_grades, relevant)
+from ._spec import Measure, MeasureFamily
+
+
+def _hits(g: TieGroups, m: Measure, K: np.ndarray) -> np.ndarray:
+    key, b = relevant(g, m)
+    return g.expected_top_sum(key, b, K)
+
+
+def precision(g: TieGroups, m: Measure) -> np.ndarray:
+    K = g.clamp(m.cutoff)
+    return divide(_hits(g, m, K), k_prime(g, m, K))
+
+
+def recall(g: TieGroups, m: Measure) -> np.ndarray:
+    K = g.clamp(m.cutoff)
+    return divide(_hits(g, m, K), g.judged_count(m["rel"]))
+
+
+def f1(g: TieGroups, m: Measure) -> np.ndarray:
+    # F1 = 2H / (k' + R) is linear in H, so its mean is 2 E[H] / (k' + R)  (tie_math.md §1).
+    K = g.clamp(m.cutoff)
+    return divide(2.0 * _hits(g, m, K), k_prime(g, m, K) + g.judged_count(m["rel"]))
+
+
+def success(g: TieGroups, m: Measure) -> np.ndarray:
+    # E[hit@k] = 1 - [R_{c-1} = 0] * prod_{i<m} (n_c - r_c - i) / (n_c - i)   (tie_math.md §1)
+    key, b = relevant(g, m)
+    cut = g.cut(g.clamp(m.cutoff))
+    before = g.before_tie_of(key, b)[cut.tie]
+    r = g.tie_sum_of(key, b)[cut.tie]
+    miss = np.where(before == 0, 1.0, 0.0)
+    miss[(before == 0) & (r > 0) & (cut.m > cut.n - r)] = 0.0
+    idx = np.flatnonzero((miss > 0) & (r > 0))
+    i = 0
+    while idx.size:  # loop over slots of the cut tie, vectorised across queries
+        miss[idx] *= (cut.n[idx] - r[idx] - i) / (cut.n[idx] - i)
+        i += 1
+        idx = idx[(cut.m[idx] > i) & (miss[idx] > 0)]
+    return 1.0 - miss
+
+
+def rprec(g: TieGroups, m: Measure) -> np.ndarray:
+    R = g.judged_count(m["rel"])
+    K = np.minimum(R.astype(np.int64), g.lengths)
+    return divide(_hits(g, m, K), R)
+
+
+def acg(g: TieGroups, m: Measure) -> np.ndarray:
+    K = g.clamp(m.cutoff)
+    return divide(g.expected_top_sum("g+", positive_grades(g), K), k_prime(g, m, K))
+
+
+def num_q(g: TieGroups, m: Measure) -> np.ndarray:
+    return np.ones(g.n_queries)
+
+
+def num_ret(g: TieGroups, m: Measure) -> np.ndarray:
+    return g.lengths.astype(np.float64)
+
+
+def num_rel(g: TieGroups, m: Measure) -> np.ndarray:
+    return g.judged_count(m["rel"]).copy()
+
+
+def num_rel_ret(g: TieGroups, m: Measure) -> np.ndarray:
+    return _hits(g, m, g.lengths)
+
+
+FAMILIES = [
+    MeasureFamily("P", "precision: relevant items in the top k, divided by k", {"rel": REL, "clip": CLIP},
+                  "required", precision, binary_preference, aliases=(("precision", {}),)),
+    MeasureFamily("R", "recall: relevant items in the top k, divided by all relevant (R)", {"rel": REL},
+                  "required", recall, binary_preference, aliases=(("recall", {}),)),
+    MeasureFamily("F1", "F1: 2 hits / (k + R), the harmonic mean of P@k and R@k",
+                  {"rel": REL, "clip": CLIP}, "required", f1, binary_preference),
+    MeasureFamily("Success", "1 if a relevant item is in the top k (hit rate)", {"rel": REL}, "required",
+                  success, binary_preference, aliases=(("hit_rate", {}), ("hit", {}))),
+    MeasureFamily("Rprec", "R-precision: precision at rank R", {"rel": REL}, "none", rprec,
+                  binary_preference, aliases=(("r-precision", {}), ("r_precision", {}))),
+    MeasureFamily("ACG", "average cumulative gain: mean grade in the top k",
+                  {"clip": CLIP}, "required", acg, grade_preference),
+    MeasureFamily("NumQ", "number of queries (summed)", {"rel": REL}, "none", num_q, binary_preference,
+                  aggregate="sum", empty="one", aliases=(("num_q", {}),)),
+    MeasureFamily("NumRet", "number of retrieved items (summed)", {"rel": REL}, "none", num_ret,
+                  binary_preference, aggregate="sum", aliases=(("num_ret", {}),)),
+    MeasureFamily("NumRel", "number of relevant judged items, retrieved or not (summed)", {"rel": REL},
+                  "none", num_rel, binary_preference, aggregate="sum", empty="R", aliases=(("num_rel", {}),)),
+    MeasureFamily("NumRelRet", "number of relevant retrieved items (summed)", {"rel": REL}, "none",
+                  num_rel_ret, binary_preference, aggregate="sum", aliases=(("num_rel_ret", {}),)),
+]

@@ -1,0 +1,126 @@
+"""Discounted cumulative gain (DCG, DCG@k) and its normalised form (nDCG, nDCG@k).
+
+Linear in the gains, so the tie-aware value gives every position of a tie the tie's mean gain
+(tie_math.md §1, DCG@k; what scikit-learn's ``dcg_score`` does). The ideal DCG sorts the judged gains
+of the query descending and does not depend on the order of the run.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from ..ties.groups import TieGroups, segment_sum
+from ._common import divide
+from ._spec import Measure, MeasureFamily, Param, choice_param
+
+GAIN = Param("linear", choice_param("gain", ("linear", "exp2")),
+             "gain of a grade g: 'linear' g, 'exp2' 2^g - 1 (negative grades: 0)")
+DISCOUNT = Param("log2", choice_param("discount", ("log2", "jk")),
+                 "discount of position i: 'log2' 1/log2(i+1); 'jk' 1 at i = 1, then 1/log2(i)")
+DCG_SPELLING = Param(None, choice_param("dcg", (None, "log2", "exp-log2")),
+                     "ir-measures spelling: 'log2' is gain='linear', 'exp-log2' is gain='exp2'")
+
+
+def _check_gains(v: Any) -> Any:
+    if v is None:
+        return None
+    if not isinstance(v, dict) or not all(
+            isinstance(x, Real) and not isinstance(x, bool) and np.isfinite(x) for kv in v.items() for x in kv):
+        raise ValueError(f"gains must be a dict of finite numbers {{grade: gain}}, got {v!r}")
+    return {k: v[k] for k in sorted(v)}
+
+
+GAINS = Param(None, _check_gains, "custom gains {grade: gain}; unlisted grades keep the gain function's")
+
+
+def _normalize(p: dict[str, Any]) -> dict[str, Any]:
+    if p["dcg"] is not None:
+        implied = {"log2": "linear", "exp-log2": "exp2"}[p["dcg"]]
+        if p["gain"] != "linear" and p["gain"] != implied:
+            raise ValueError(f"dcg={p['dcg']!r} contradicts gain={p['gain']!r}")
+        p = dict(p, gain=implied, dcg=None)
+    return p
+
+
+def item_gains(m: Measure, grades: np.ndarray) -> np.ndarray:
+    """Gain of every grade under the measure's gain, gains map (negative grades: 0)."""
+    pos = np.maximum(grades, 0.0)
+    out = pos if m["gain"] == "linear" else np.exp2(pos) - 1.0
+    if m["gains"]:
+        out = out.copy()
+        for grade, gain in m["gains"].items():  # loop over the few listed grades
+            out[grades == grade] = gain
+    return out
+
+
+def _gain_key(m: Measure) -> tuple:
+    return ("gain", m["gain"], repr(m["gains"]))
+
+
+def discounts(kind: str, n: int) -> np.ndarray:
+    """D(i) for positions i = 1..n (index i-1)."""
+    i = np.arange(1, n + 1, dtype=np.float64)
+    if kind == "log2":
+        return 1.0 / np.log2(i + 1.0)
+    out = np.ones(n)
+    out[1:] = 1.0 / np.log2(i[1:])
+    return out
+
+
+def _dcg(g: TieGroups, m: Measure) -> np.ndarray:
+    gkey = _gain_key(m)
+    gains = g.memo(gkey, lambda: item_gains(m, g.grades))
+
+    def terms() -> np.ndarray:
+        mean_gain = g.tie_sum_of(gkey, gains) / g.tie_size
+        return mean_gain[g.item_tie] * discounts(m["discount"], int(g.lengths.max(initial=0)))[g.pos]
+
+    return g.top_sum(g.memo(("dcg_terms", gkey, m["discount"]), terms), g.clamp(m.cutoff))
+
+
+def _idcg(g: TieGroups, m: Measure) -> np.ndarray:
+    ranked = g.ranked
+
+    def ideal() -> tuple[np.ndarray, np.ndarray]:
+        gains = item_gains(m, ranked.judged)
+        q = np.repeat(np.arange(ranked.n_queries), np.diff(ranked.judged_ptr))
+        order = np.lexsort((-gains, q))
+        pos = np.arange(len(gains)) - ranked.judged_ptr[:-1][q]
+        return gains[order], pos
+
+    key = ("ideal", _gain_key(m))
+    if key not in ranked.cache:
+        ranked.cache[key] = ideal()
+    gains, pos = ranked.cache[key]
+    disc = discounts(m["discount"], int(pos.max(initial=-1)) + 1)
+    n_judged = np.diff(ranked.judged_ptr)
+    k = n_judged if m.cutoff is None else np.minimum(m.cutoff, n_judged)
+    return segment_sum(gains * disc[pos], ranked.judged_ptr[:-1], ranked.judged_ptr[:-1] + k)
+
+
+def dcg(g: TieGroups, m: Measure) -> np.ndarray:
+    return _dcg(g, m)
+
+
+def ndcg(g: TieGroups, m: Measure) -> np.ndarray:
+    return divide(_dcg(g, m), _idcg(g, m))
+
+
+def gain_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
+    return [item_gains(m, grades)]
+
+
+gain_preference.params = ("gain", "gains")  # type: ignore[attr-defined]
+
+_PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS, "dcg": DCG_SPELLING}
+
+FAMILIES = [
+    MeasureFamily("nDCG", "normalised DCG: DCG divided by the ideal DCG of the judged grades", _PARAMS,
+                  "optional", ndcg, gain_preference, normalize=_normalize,
+                  aliases=(("ndcg_burges", {"gain": "exp2"}),)),
+    MeasureFamily("DCG", "discounted cumulative gain", _PARAMS, "optional", dcg, gain_preference,
+                  normalize=_normalize, aliases=(("dcg_burges", {"gain": "exp2"}),)),
+]

@@ -1,0 +1,128 @@
+"""Expected reciprocal rank (ERR, ERR@k; Chapelle et al. 2009).
+
+``R_i = (2^{g_i} - 1) / 2^{gmax}``, ``x_i = 1 - R_i``. Tie ``c`` contributes
+``S_c Σ_{j=1}^{s_c} (ē_{j-1} - ē_j) / (t_{c-1} + j)`` where ``S_c`` is the product of ``x`` over the earlier
+ties and ``ē_j`` the mean of the elementary symmetric polynomial of the tie's ``x`` (tie_math.md §1,
+ERR@k). Only positive-grade items enter the recurrence; grade-0 items (x = 1) are mixed in with
+hypergeometric weights. The loops run over items of a tie and over offsets, vectorised across ties.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ties.groups import TieGroups
+from ._common import grade_preference, positive_grades
+from ._spec import Measure, MeasureFamily, Param, real_param
+
+MAX_GRADE = Param(None, real_param("max_grade", positive=True, allow_none=True),
+                  "gmax of R = (2^g - 1) / 2^gmax; None: the largest judged grade of the query")
+
+_BATCH_CELLS = 1 << 22  # cells of the per-batch DP tables (bounds peak memory)
+
+
+class GradeAboveMax(ValueError):
+    """A judged grade exceeds ``max_grade``; carries the query index for the caller's message."""
+
+    def __init__(self, query: int, grade: float, max_grade: float) -> None:
+        super().__init__(f"grade {grade:g} is above max_grade={max_grade:g}")
+        self.query = query
+
+
+def max_grades(g: TieGroups, m: Measure) -> np.ndarray:
+    """gmax per query; raises GradeAboveMax when a judged grade is above an explicit max_grade."""
+    ranked = g.ranked
+    jp = ranked.judged_ptr
+    judged = np.maximum(ranked.judged, 0.0)
+    top = np.zeros(ranked.n_queries)
+    nonempty = np.diff(jp) > 0
+    if judged.size:
+        top[nonempty] = np.maximum.reduceat(judged, jp[:-1][nonempty])
+    if m["max_grade"] is None:
+        return top
+    bad = np.flatnonzero(top > m["max_grade"])
+    if bad.size:
+        raise GradeAboveMax(int(bad[0]), float(top[bad[0]]), float(m["max_grade"]))
+    return np.full(ranked.n_queries, float(m["max_grade"]))
+
+
+def expected_reciprocal_rank(g: TieGroups, m: Measure) -> np.ndarray:
+    K = g.clamp(m.cutoff)
+    gmax = max_grades(g, m)
+    grade = positive_grades(g)
+    top = gmax[g.item_query]
+    R = (np.exp2(grade) - 1.0) / np.exp2(top)
+    x = 1.0 - R
+    # S_c = prod of x over earlier ties of the query, in log space (x >= 2^-gmax > 0).
+    logx = np.log(x)
+    S = np.exp(g.before_tie(g.tie_sum(logx))) if g.n_ties else np.zeros(0)
+    t = g.tie_first
+    s = np.minimum(g.tie_size, K[g.tie_query] - t)
+    ties = np.flatnonzero(s > 0)
+    positive = np.flatnonzero(grade > 0)
+    pos_tie = g.item_tie[positive]
+    p_count = np.bincount(pos_tie, minlength=g.n_ties)
+    p_first = np.concatenate(([0], np.cumsum(p_count)))[:-1]   # index into `positive` per tie
+    contrib = np.zeros(g.n_ties)
+    ties = ties[np.argsort(s[ties], kind="stable")]
+    s_sorted = s[ties]
+    start = 0
+    while start < ties.size:  # batches of ties sorted by s: rows x (s + 1) cells stay bounded
+        cost = np.arange(1, ties.size - start + 1) * (s_sorted[start:] + 1)
+        stop = start + max(1, int(np.searchsorted(cost, _BATCH_CELLS, side="right")))
+        batch = ties[start:stop]
+        contrib[batch] = _tie_contributions(s[batch], g.tie_size[batch], p_count[batch],
+                                            p_first[batch], x[positive], t[batch])
+        start = stop
+    return np.bincount(g.tie_query, weights=S * contrib, minlength=g.n_queries) if g.n_ties else np.zeros(
+        g.n_queries)
+
+
+def _tie_contributions(s: np.ndarray, n: np.ndarray, p: np.ndarray, p_first: np.ndarray,
+                       x_pos: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Σ_{j<=s} (ē_{j-1} - ē_j) / (t + j) for a batch of ties (one row each)."""
+    rows = len(s)
+    smax = int(s.max())
+    A = int(min(p.max(initial=0), smax))
+    # ē^{(A)}_a over the positive items only: convex recurrence (tie_math.md §1 and §6)
+    E = np.zeros((rows, A + 1))
+    E[:, 0] = 1.0
+    a_idx = np.arange(1, A + 1, dtype=np.float64)
+    for q in range(1, int(p.max(initial=0)) + 1):
+        live = np.flatnonzero(p >= q)
+        xq = x_pos[p_first[live] + q - 1]
+        top = min(q, A)
+        a = a_idx[:top]
+        old = E[live]
+        E[live, 1:top + 1] = ((q - a) / q) * old[:, 1:top + 1] + (a / q) * xq[:, None] * old[:, 0:top]
+    # mix in the grade-0 items: ē_j = Σ_a Hyp(a; n, p, j) ē^{(A)}_a, Hyp by its recurrence in j
+    H = np.zeros((rows, A + 1))
+    H[:, 0] = 1.0
+    nf, pf = n.astype(np.float64), p.astype(np.float64)
+    a_all = np.arange(A + 1, dtype=np.float64)
+    prev = np.ones(rows)             # ē_0 = 1
+    total = np.zeros(rows)
+    for j in range(1, smax + 1):     # loop over offsets j inside the ties
+        live = s >= j
+        jm = j - 1.0
+        left = np.where(live, nf - jm, 1.0)[:, None]   # items not yet drawn (> 0 on live rows)
+        stay = H * ((nf - pf)[:, None] - (jm - a_all)) / left
+        move = np.zeros_like(H)
+        move[:, 1:] = H[:, :-1] * (pf[:, None] - a_all[:-1]) / left
+        H = np.where(live[:, None], np.maximum(stay + move, 0.0), H)
+        cur = (H * E).sum(axis=1)
+        total += np.where(live, (prev - cur) / (t + j), 0.0)
+        prev = np.where(live, cur, prev)
+    return total
+
+
+def _err_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
+    return grade_preference(m, grades)
+
+
+_err_preference.params = ()  # type: ignore[attr-defined]
+
+FAMILIES = [
+    MeasureFamily("ERR", "expected reciprocal rank (cascade model)", {"max_grade": MAX_GRADE}, "optional",
+                  expected_reciprocal_rank, _err_preference),
+]

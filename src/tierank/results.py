@@ -1,0 +1,73 @@
+"""Results: per-query values, bounds and aggregates of one evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .measures import Measure
+
+__all__ = ["Results"]
+
+
+def _aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, float]:
+    out = {}
+    for text, m in measures.items():
+        col = frame[text].to_numpy(dtype=np.float64)
+        out[text] = float(col.sum()) if m.family.aggregate == "sum" else float(col.mean())
+    return out
+
+
+@dataclass
+class Results:
+    """What :func:`tierank.evaluate` and :func:`tierank.evaluate_matrix` return.
+
+    Attributes
+    ----------
+    per_query : pandas.DataFrame
+        One row per query (index: the query id, sorted; for matrices the row number), one column per
+        measure, named exactly as the measure was written. Values under the chosen ``ties`` mode.
+    lower, upper : pandas.DataFrame or None
+        With ``bounds=True``: the exact minimum / maximum over all orderings of tied items, shaped like
+        ``per_query``; otherwise None.
+    mean : dict of str to float
+        The aggregate of each measure over queries: the mean, or the sum for the counts (NumQ, NumRet,
+        NumRel, NumRelRet), as trec_eval reports them.
+    ties : str
+        The tie mode used.
+    """
+
+    per_query: pd.DataFrame
+    lower: pd.DataFrame | None
+    upper: pd.DataFrame | None
+    ties: str
+    measures: dict[str, Measure] = field(repr=False)
+    mean: dict[str, float] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.mean = _aggregate(self.per_query, self.measures)
+
+    @property
+    def mean_lower(self) -> dict[str, float] | None:
+        """Aggregate of ``lower`` (the mean of per-query minima), or None without bounds."""
+        return None if self.lower is None else _aggregate(self.lower, self.measures)
+
+    @property
+    def mean_upper(self) -> dict[str, float] | None:
+        """Aggregate of ``upper`` (the mean of per-query maxima), or None without bounds."""
+        return None if self.upper is None else _aggregate(self.upper, self.measures)
+
+    def summary(self) -> pd.DataFrame:
+        """A table with one row per measure: the aggregate, and with bounds its lower and upper value."""
+        table = pd.DataFrame({self.ties: pd.Series(self.mean)})
+        if self.lower is not None:
+            table["lower"] = pd.Series(self.mean_lower)
+            table["upper"] = pd.Series(self.mean_upper)
+        table.index.name = "measure"
+        return table
+
+    def __repr__(self) -> str:
+        n = len(self.per_query)
+        return f"Results({n} queries, ties={self.ties!r})\n{self.summary().to_string(float_format='%.4f')}"

@@ -1,0 +1,1 @@
+"""Tie groups, tie statistics and tie modes."""
