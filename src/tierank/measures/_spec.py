@@ -145,6 +145,15 @@ class Measure:
     def __getitem__(self, key: str) -> Any:
         return dict(self.items)[key]
 
+    def replace(self, **params: Any) -> "Measure":
+        """A copy with some parameters changed (checked like parsed ones); unknown ones raise InputError.
+
+        >>> from tierank import parse_measure
+        >>> str(parse_measure("P@5").replace(rel=2))
+        'P(rel=2)@5'
+        """
+        return self.family.bind({**self.params, **params}, self.cutoff, self.text or str(self))
+
     def __str__(self) -> str:
         shown = [f"{k}={v!r}" for k, v in self.items
                  if v != self.family.params[k].default and not (k == "dcg" and v is None)]
