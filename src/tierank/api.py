@@ -40,7 +40,9 @@ def _run_engine(ranked: RankedLists, measures: dict[str, Measure], labels: np.nd
     try:
         return evaluate_lists(ranked, list(measures.values()), ties=ties, bounds=bounds, seed=seed)
     except GradeAboveMax as err:
-        raise InputError(f"{err} ({label_name} {labels[err.query]!r})", query=labels[err.query]) from None
+        label = labels[err.query]
+        label = label.item() if isinstance(label, np.generic) else label
+        raise InputError(f"{err} ({label_name} {label!r})", query=label) from None
 
 
 def _frame(columns: dict[str, np.ndarray], index: pd.Index) -> pd.DataFrame:
@@ -224,7 +226,7 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
         bad = test(arr) & valid
         if bad.any():
             row = _first_bad_row(bad)
-            raise InputError(f"{name} contain {what} (row {row})", query=row)
+            raise InputError(f"{name} contains {what} (row {row})", query=row)
     if distances is not None:
         keys = -keys
     n_rows, n_cols = grades.shape
@@ -237,12 +239,13 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
         if empty.all():
             raise InputError("every row is masked out: nothing to evaluate")
     if mask is None:
-        order = np.argsort(-keys, axis=1, kind="stable")
+        order = np.argsort(-keys, axis=1)
         sorted_keys = np.take_along_axis(keys, order, axis=1).ravel()
         sorted_grades = np.take_along_axis(grades, order, axis=1).ravel()
         columns = order.ravel()
         qptr = np.arange(n_rows + 1, dtype=np.int64) * n_cols
         labels = rows
+        flat = columns + np.repeat(rows * n_cols, n_cols)
     else:
         # masked entries go last in their row and are cut off; valid ones keep key order (stable)
         sort_keys = np.where(valid, -keys, 0.0)
@@ -251,12 +254,14 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
         sorted_keys = np.take_along_axis(keys, order, axis=1)[sorted_valid]
         sorted_grades = np.take_along_axis(grades, order, axis=1)[sorted_valid]
         columns = order[sorted_valid]
+        flat = (order + rows[:, None] * n_cols)[sorted_valid]
         keep = ~empty
         labels = rows[keep]
         qptr = np.zeros(len(labels) + 1, dtype=np.int64)
         np.cumsum(lengths[keep], out=qptr[1:])
     ranked = RankedLists(qptr=qptr, keys=np.ascontiguousarray(sorted_keys), grades=sorted_grades,
-                         judged_ptr=qptr, judged=sorted_grades, trec_order_fn=lambda: columns)
+                         judged_ptr=qptr, judged=sorted_grades, trec_order_fn=lambda: columns,
+                         input_order=flat)
     values, lower, upper = _run_engine(ranked, parsed, labels, ties, bounds, seed, "row")
     index = pd.Index(labels, name="row")
     per_query = _frame({t: values[m] for t, m in parsed.items()}, index)

@@ -39,7 +39,7 @@ class InputError(TierankError, ValueError):
     ...     tierank.evaluate_matrix([[1, 0]], scores=[[0.5, float("nan")]], measures=["P@1"])
     ... except tierank.InputError as err:
     ...     print(err)
-    scores contain NaN (row 0)
+    scores contains NaN (row 0)
     """
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,

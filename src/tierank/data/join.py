@@ -167,7 +167,8 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
         return rank[sorted_docs]
 
     ranked = RankedLists(qptr=qptr, keys=rscore[item_order], grades=rgrade[item_order],
-                         judged_ptr=judged_ptr, judged=judged, trec_order_fn=trec_order)
+                         judged_ptr=judged_ptr, judged=judged, trec_order_fn=trec_order,
+                         input_order=np.flatnonzero(keep)[item_order])
 
     empty_ids = order[(in_qrels & ~in_run)[order]] if missing == "zero" else np.zeros(0, dtype=np.int64)
     empty_judged = []

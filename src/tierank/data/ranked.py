@@ -30,6 +30,8 @@ class RankedLists:
     trec_order_fn : callable returning an int64 array (n_items): the rank of each item's document id
         in ascending string order (``ties="trec_eval"`` puts the larger id first); for matrices the
         column index. Computed only when that mode is used.
+    input_order : int64 array (n_items): where each item stood in the input (a unique number per
+        item, increasing in input order: the row of a run, the flat index of a matrix entry).
     """
 
     qptr: np.ndarray
@@ -38,6 +40,7 @@ class RankedLists:
     judged_ptr: np.ndarray
     judged: np.ndarray
     trec_order_fn: Callable[[], np.ndarray]
+    input_order: np.ndarray
     cache: dict = field(default_factory=dict, repr=False)
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ties.groups import TieGroups
+from ..ties.groups import TieStats
 from ._spec import Measure, Param, bool_param, choice_param, real_param
 
 REL = Param(1, real_param("rel"), "grade threshold: an item is relevant when its grade >= rel")
@@ -18,15 +18,9 @@ def denom_param(default: str) -> Param:
                  "(torchmetrics, hashing papers), 'min_k_R' min(k, R) (Spark, Kaggle apk)")
 
 
-def relevant(g: TieGroups, m: Measure) -> tuple[object, np.ndarray]:
-    """(memo key, b) with b = 1.0 where grade >= rel."""
-    rel = m["rel"]
-    return ("b", rel), g.relevant(rel)
-
-
-def positive_grades(g: TieGroups) -> np.ndarray:
+def positive_grade(grades: np.ndarray, _query: np.ndarray | None = None) -> np.ndarray:
     """Grades with negative values (TREC junk, -2) counted as 0."""
-    return g.memo("g+", lambda: np.maximum(g.grades, 0.0))
+    return np.maximum(grades, 0.0)
 
 
 def binary_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
@@ -44,7 +38,7 @@ def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.where(den == 0, 0.0, num / safe)
 
 
-def k_prime(g: TieGroups, m: Measure, K: np.ndarray) -> np.ndarray:
+def k_prime(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:
     """The precision denominator: k, or K = min(k, n) with clip=True."""
     if m["clip"]:
         return K.astype(np.float64)

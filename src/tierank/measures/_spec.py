@@ -1,7 +1,7 @@
 """How a measure is declared: a family (name, aliases, parameters, cutoff rule, kernel) and a
 :class:`Measure` value (a family with every parameter bound, and a cutoff).
 
-A kernel maps tie statistics (:class:`tierank.ties.groups.TieGroups`) to one value per query; it never
+A kernel maps tie statistics (:class:`tierank.ties.groups.TieStats`) to one value per query; it never
 sees ids, files or DataFrames. A tie mode never needs code in a kernel: fixed orderings are passed as
 lists of singleton ties.
 """

@@ -9,74 +9,72 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ties.groups import TieGroups
-from ._common import (CLIP, REL, binary_preference, divide, grade_preference, k_prime,
-                      positive_grades, relevant)
+from ..ties.groups import TieStats
+from ._common import CLIP, REL, binary_preference, divide, grade_preference, k_prime, positive_grade
 from ._spec import Measure, MeasureFamily
 
 
-def _hits(g: TieGroups, m: Measure, K: np.ndarray) -> np.ndarray:
-    key, b = relevant(g, m)
-    return g.expected_top_sum(key, b, K)
+def _hits(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:
+    rel = m["rel"]
+    return g.expected_top_sum(("b", rel), lambda x, _q: x >= rel, K)
 
 
-def precision(g: TieGroups, m: Measure) -> np.ndarray:
+def precision(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
     return divide(_hits(g, m, K), k_prime(g, m, K))
 
 
-def recall(g: TieGroups, m: Measure) -> np.ndarray:
+def recall(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
-    return divide(_hits(g, m, K), g.judged_count(m["rel"]))
+    return divide(_hits(g, m, K), g.judged.count_at_least(m["rel"]))
 
 
-def f1(g: TieGroups, m: Measure) -> np.ndarray:
+def f1(g: TieStats, m: Measure) -> np.ndarray:
     # F1 = 2H / (k' + R) is linear in H, so its mean is 2 E[H] / (k' + R)  (tie_math.md §1).
     K = g.clamp(m.cutoff)
-    return divide(2.0 * _hits(g, m, K), k_prime(g, m, K) + g.judged_count(m["rel"]))
+    return divide(2.0 * _hits(g, m, K), k_prime(g, m, K) + g.judged.count_at_least(m["rel"]))
 
 
-def success(g: TieGroups, m: Measure) -> np.ndarray:
+def success(g: TieStats, m: Measure) -> np.ndarray:
     # E[hit@k] = 1 - [R_{c-1} = 0] * prod_{i<m} (n_c - r_c - i) / (n_c - i)   (tie_math.md §1)
-    key, b = relevant(g, m)
+    r_all, before_all = g.relevant_sum(m["rel"])
     cut = g.cut(g.clamp(m.cutoff))
-    before = g.before_tie_of(key, b)[cut.tie]
-    r = g.tie_sum_of(key, b)[cut.tie]
+    before, r = before_all[cut.group], r_all[cut.group]
     miss = np.where(before == 0, 1.0, 0.0)
     miss[(before == 0) & (r > 0) & (cut.m > cut.n - r)] = 0.0
     idx = np.flatnonzero((miss > 0) & (r > 0))
     i = 0
-    while idx.size:  # loop over slots of the cut tie, vectorised across queries
+    while idx.size:  # loop over slots of the cut group, vectorised across queries
         miss[idx] *= (cut.n[idx] - r[idx] - i) / (cut.n[idx] - i)
         i += 1
         idx = idx[(cut.m[idx] > i) & (miss[idx] > 0)]
     return 1.0 - miss
 
 
-def rprec(g: TieGroups, m: Measure) -> np.ndarray:
-    R = g.judged_count(m["rel"])
+def rprec(g: TieStats, m: Measure) -> np.ndarray:
+    R = g.judged.count_at_least(m["rel"])
     K = np.minimum(R.astype(np.int64), g.lengths)
     return divide(_hits(g, m, K), R)
 
 
-def acg(g: TieGroups, m: Measure) -> np.ndarray:
+def acg(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
-    return divide(g.expected_top_sum("g+", positive_grades(g), K), k_prime(g, m, K))
+    return divide(g.expected_top_sum("g+", positive_grade, K), k_prime(g, m, K))
 
 
-def num_q(g: TieGroups, m: Measure) -> np.ndarray:
+def num_q(g: TieStats, m: Measure) -> np.ndarray:
     return np.ones(g.n_queries)
 
 
-def num_ret(g: TieGroups, m: Measure) -> np.ndarray:
+def num_ret(g: TieStats, m: Measure) -> np.ndarray:
     return g.lengths.astype(np.float64)
 
 
-def num_rel(g: TieGroups, m: Measure) -> np.ndarray:
-    return g.judged_count(m["rel"]).copy()
+def num_rel(g: TieStats, m: Measure) -> np.ndarray:
+    return g.judged.count_at_least(m["rel"]).copy()
 
 
-def num_rel_ret(g: TieGroups, m: Measure) -> np.ndarray:
+def num_rel_ret(g: TieStats, m: Measure) -> np.ndarray:
     return _hits(g, m, g.lengths)
 
 

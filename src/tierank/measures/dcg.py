@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ties.groups import TieGroups, segment_sum
+from ..ties.groups import TieStats, position_sum
 from ._common import divide
 from ._spec import Measure, MeasureFamily, Param, choice_param
 
@@ -60,52 +60,26 @@ def _gain_key(m: Measure) -> tuple:
     return ("gain", m["gain"], repr(m["gains"]))
 
 
-def discounts(kind: str, n: int) -> np.ndarray:
-    """D(i) for positions i = 1..n (index i-1)."""
-    i = np.arange(1, n + 1, dtype=np.float64)
-    if kind == "log2":
-        return 1.0 / np.log2(i + 1.0)
-    out = np.ones(n)
-    out[1:] = 1.0 / np.log2(i[1:])
-    return out
-
-
-def _dcg(g: TieGroups, m: Measure) -> np.ndarray:
+def _dcg(g: TieStats, m: Measure) -> np.ndarray:
+    # every position of a group gets the group's mean gain: DCG_T@k of tie_math.md §1
     gkey = _gain_key(m)
-    gains = g.memo(gkey, lambda: item_gains(m, g.grades))
-
-    def terms() -> np.ndarray:
-        mean_gain = g.tie_sum_of(gkey, gains) / g.tie_size
-        return mean_gain[g.item_tie] * discounts(m["discount"], int(g.lengths.max(initial=0)))[g.pos]
-
-    return g.top_sum(g.memo(("dcg_terms", gkey, m["discount"]), terms), g.clamp(m.cutoff))
-
-
-def _idcg(g: TieGroups, m: Measure) -> np.ndarray:
-    ranked = g.ranked
-
-    def ideal() -> tuple[np.ndarray, np.ndarray]:
-        gains = item_gains(m, ranked.judged)
-        q = np.repeat(np.arange(ranked.n_queries), np.diff(ranked.judged_ptr))
-        order = np.lexsort((-gains, q))
-        pos = np.arange(len(gains)) - ranked.judged_ptr[:-1][q]
-        return gains[order], pos
-
-    key = ("ideal", _gain_key(m))
-    if key not in ranked.cache:
-        ranked.cache[key] = ideal()
-    gains, pos = ranked.cache[key]
-    disc = discounts(m["discount"], int(pos.max(initial=-1)) + 1)
-    n_judged = np.diff(ranked.judged_ptr)
-    k = n_judged if m.cutoff is None else np.minimum(m.cutoff, n_judged)
-    return segment_sum(gains * disc[pos], ranked.judged_ptr[:-1], ranked.judged_ptr[:-1] + k)
+    disc = m["discount"]
+    mean = g.group_sum(gkey, lambda grades, _q: item_gains(m, grades)) / g.group_size
+    full = g.memo(("dcg_full", gkey, disc),
+                  lambda: mean * position_sum(disc, g.group_first, g.group_size))
+    cut = g.cut(g.clamp(m.cutoff))
+    return g.sum_before_cut(full, cut) + mean[cut.group] * position_sum(disc, cut.t, cut.m)
 
 
-def dcg(g: TieGroups, m: Measure) -> np.ndarray:
+def _idcg(g: TieStats, m: Measure) -> np.ndarray:
+    return g.judged.ideal_dcg(_gain_key(m), lambda grades: item_gains(m, grades), m["discount"], m.cutoff)
+
+
+def dcg(g: TieStats, m: Measure) -> np.ndarray:
     return _dcg(g, m)
 
 
-def ndcg(g: TieGroups, m: Measure) -> np.ndarray:
+def ndcg(g: TieStats, m: Measure) -> np.ndarray:
     return divide(_dcg(g, m), _idcg(g, m))
 
 

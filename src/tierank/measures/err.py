@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ties.groups import TieGroups
-from ._common import grade_preference, positive_grades
+from ..ties.groups import TieStats
+from ._common import grade_preference
 from ._spec import Measure, MeasureFamily, Param, real_param
 
 MAX_GRADE = Param(None, real_param("max_grade", positive=True, allow_none=True),
@@ -29,53 +29,49 @@ class GradeAboveMax(ValueError):
         self.query = query
 
 
-def max_grades(g: TieGroups, m: Measure) -> np.ndarray:
+def max_grades(g: TieStats, m: Measure) -> np.ndarray:
     """gmax per query; raises GradeAboveMax when a judged grade is above an explicit max_grade."""
-    ranked = g.ranked
-    jp = ranked.judged_ptr
-    judged = np.maximum(ranked.judged, 0.0)
-    top = np.zeros(ranked.n_queries)
-    nonempty = np.diff(jp) > 0
-    if judged.size:
-        top[nonempty] = np.maximum.reduceat(judged, jp[:-1][nonempty])
+    top = g.memo("max_grade", g.judged.max_grade)
     if m["max_grade"] is None:
         return top
     bad = np.flatnonzero(top > m["max_grade"])
     if bad.size:
         raise GradeAboveMax(int(bad[0]), float(top[bad[0]]), float(m["max_grade"]))
-    return np.full(ranked.n_queries, float(m["max_grade"]))
+    return np.full(g.n_queries, float(m["max_grade"]))
 
 
-def expected_reciprocal_rank(g: TieGroups, m: Measure) -> np.ndarray:
+def expected_reciprocal_rank(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
-    gmax = max_grades(g, m)
-    grade = positive_grades(g)
-    top = gmax[g.item_query]
-    R = (np.exp2(grade) - 1.0) / np.exp2(top)
-    x = 1.0 - R
-    # S_c = prod of x over earlier ties of the query, in log space (x >= 2^-gmax > 0).
-    logx = np.log(x)
-    S = np.exp(g.before_tie(g.tie_sum(logx))) if g.n_ties else np.zeros(0)
-    t = g.tie_first
-    s = np.minimum(g.tie_size, K[g.tie_query] - t)
-    ties = np.flatnonzero(s > 0)
-    positive = np.flatnonzero(grade > 0)
-    pos_tie = g.item_tie[positive]
-    p_count = np.bincount(pos_tie, minlength=g.n_ties)
-    p_first = np.concatenate(([0], np.cumsum(p_count)))[:-1]   # index into `positive` per tie
-    contrib = np.zeros(g.n_ties)
-    ties = ties[np.argsort(s[ties], kind="stable")]
-    s_sorted = s[ties]
+    scale = np.exp2(max_grades(g, m))
+
+    def stop_prob(grades: np.ndarray, query: np.ndarray) -> np.ndarray:
+        # x = 1 - R = 1 - (2^g - 1) / 2^gmax  (>= 2^-gmax > 0)
+        return 1.0 - (np.exp2(np.maximum(grades, 0.0)) - 1.0) / scale[query]
+
+    # S_c = prod of x over earlier groups of the query, in log space
+    S = np.exp(g.before(("logx", m["max_grade"]), lambda x, q: np.log(stop_prob(x, q))))
+    t = g.group_first
+    s = np.minimum(g.group_size, K[g.group_query] - t)
+    groups = np.flatnonzero(s > 0)
+    ptr, grades = g.group_grades(groups)
+    item_query = np.repeat(g.group_query[groups], np.diff(ptr))
+    positive = grades > 0
+    x_pos = stop_prob(grades[positive], item_query[positive])
+    p_count = np.add.reduceat(positive.astype(np.int64), ptr[:-1]) if len(groups) else np.zeros(0, np.int64)
+    p_first = np.concatenate(([0], np.cumsum(p_count)))[:-1]
+    contrib = np.zeros(len(groups))
+    order = np.argsort(s[groups], kind="stable")
+    s_sorted = s[groups][order]
     start = 0
-    while start < ties.size:  # batches of ties sorted by s: rows x (s + 1) cells stay bounded
-        cost = np.arange(1, ties.size - start + 1) * (s_sorted[start:] + 1)
+    while start < order.size:  # batches of groups sorted by s: rows x (s + 1) cells stay bounded
+        cost = np.arange(1, order.size - start + 1) * (s_sorted[start:] + 1)
         stop = start + max(1, int(np.searchsorted(cost, _BATCH_CELLS, side="right")))
-        batch = ties[start:stop]
-        contrib[batch] = _tie_contributions(s[batch], g.tie_size[batch], p_count[batch],
-                                            p_first[batch], x[positive], t[batch])
+        batch = order[start:stop]
+        gb = groups[batch]
+        contrib[batch] = _tie_contributions(s[gb], g.group_size[gb], p_count[batch], p_first[batch],
+                                            x_pos, t[gb])
         start = stop
-    return np.bincount(g.tie_query, weights=S * contrib, minlength=g.n_queries) if g.n_ties else np.zeros(
-        g.n_queries)
+    return np.bincount(g.group_query[groups], weights=S[groups] * contrib, minlength=g.n_queries)
 
 
 def _tie_contributions(s: np.ndarray, n: np.ndarray, p: np.ndarray, p_first: np.ndarray,

@@ -1,8 +1,14 @@
-"""Tie boundaries and per-tie statistics for all queries at once (vectorised, no loop over queries).
+"""Tie statistics for all queries at once (vectorised, no loop over queries or items).
 
-Notation follows ``tie_math.md`` §0: ties ``c`` of a query, best first; ``t_{c-1}`` items before tie ``c``
-(``tie_first``), ``n_c`` items in it (``tie_size``); for a cutoff ``K`` the cut tie ``c(K)`` holds
-position ``K`` and ``m = K - t_{c-1}`` of its slots are inside the top ``K``.
+A :class:`TieStats` describes ranked lists only through their groups of tied items: for every group
+its query, the number of items before it in its list (``t_{c-1}``, ``first``) and its size (``n_c``),
+and the grades inside it. Measure kernels see nothing else (tie_math.md §0 notation). Two sources of
+grades exist: the items of sorted lists (:meth:`TieStats.from_ranked`, :meth:`TieStats.singletons`)
+and per-group grade histograms (:meth:`TieStats.from_histogram`, used for Hamming distances, where
+no sort is needed at all).
+
+Positions enter the kernels only through prefix sums of position functions (``Σ 1/i``, ``Σ D(i)``),
+accumulated in extended precision, so a group costs O(1) whatever its size.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import pandas as pd
 
 from ..data.ranked import RankedLists
 
-__all__ = ["TieGroups", "Cut", "segment_sum"]
+__all__ = ["TieStats", "Judged", "Cut", "segment_sum", "position_prefix"]
+
+GradeFn = Callable[[np.ndarray, np.ndarray], np.ndarray]   # f(grades, query_of_each) -> values
 
 
 def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -36,106 +44,328 @@ def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     return out
 
 
+def within_query_exclusive_cumsum(values: np.ndarray, query: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """For every entry, the sum of the earlier entries of its query (entries grouped by query).
+
+    Integer-valued inputs are summed exactly in int64; others in float64 within each query (pandas'
+    grouped cumsum), so rounding depends on the query's own sums only. ``starts[q]`` is the index of
+    query q's first entry.
+    """
+    if values.dtype.kind in "iub" or bool(np.all(values == np.round(values))):
+        cs = np.concatenate(([0], np.cumsum(values.astype(np.int64))))
+        return (cs[:-1] - cs[starts[query]]).astype(np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    inclusive = pd.Series(values).groupby(query, sort=False).cumsum().to_numpy()
+    return inclusive - values
+
+
+_PREFIX: dict[str, np.ndarray] = {}
+
+
+def position_prefix(kind: str, n: int) -> np.ndarray:
+    """Prefix sums ``P[i] = Σ_{l=1}^{i} f(l)`` (``P[0] = 0``) of a position function, in long double.
+
+    ``kind``: ``"harmonic"`` f(l) = 1/l; ``"log2"`` f(l) = 1/log2(l+1); ``"jk"`` f(1) = 1, f(l) = 1/log2(l).
+    Cached and grown on demand; differences are exact to about 1e-18 relative on x86.
+    """
+    have = _PREFIX.get(kind)
+    if have is not None and len(have) > n:
+        return have
+    size = max(n + 1, 1024, 2 * (len(have) if have is not None else 0))
+    i = np.arange(1, size, dtype=np.longdouble)
+    if kind == "harmonic":
+        f = 1.0 / i
+    elif kind == "log2":
+        f = 1.0 / np.log2(i + 1)
+    elif kind == "jk":
+        f = np.ones(size - 1, dtype=np.longdouble)
+        f[1:] = 1.0 / np.log2(i[1:])
+    else:
+        raise ValueError(kind)
+    out = np.zeros(size, dtype=np.longdouble)
+    np.cumsum(f, out=out[1:])
+    _PREFIX[kind] = out
+    return out
+
+
+def position_sum(kind: str, start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``Σ_{i=start+1}^{start+count} f(i)`` for every entry (positions 1-based, ``start`` items before)."""
+    if len(start) == 0:
+        return np.zeros(0)
+    prefix = position_prefix(kind, int((start + count).max()))
+    return (prefix[start + count] - prefix[start]).astype(np.float64)
+
+
 @dataclass
 class Cut:
-    """Where a per-query cutoff ``K`` (1 <= K <= n) falls: the cut tie and its slots."""
+    """Where a per-query cutoff ``K`` (1 <= K <= n) falls: the cut group and its slots."""
 
     K: np.ndarray      # cutoff per query
-    tie: np.ndarray    # global index of the cut tie c(K)
-    t: np.ndarray      # t_{c-1}: items of the query before the cut tie
-    m: np.ndarray      # slots of the cut tie inside the top K
-    n: np.ndarray      # n_c: size of the cut tie
+    group: np.ndarray  # global index of the cut group c(K)
+    t: np.ndarray      # t_{c-1}: items of the query before the cut group
+    m: np.ndarray      # slots of the cut group inside the top K
+    n: np.ndarray      # n_c: size of the cut group
 
 
-class TieGroups:
-    """Ranked lists with their tie structure and memoised per-item / per-tie arrays.
+class Judged:
+    """The judged grades of every query as runs ``(query, grade, count)``, sorted by query.
 
-    Parameters
-    ----------
-    ranked : RankedLists
-        The lists, every query non-empty.
-    grades : ndarray
-        Grades in the order of the ranked items (a tie mode may reorder them inside ties).
-    singletons : bool
-        True for a fixed ordering: every item is its own tie (the plain, tie-broken metric).
+    For runs: all judged documents of the query, retrieved or not; for matrices and hash codes: the
+    row. ``R``, the ideal DCG and ERR's largest grade come from here.
     """
 
-    def __init__(self, ranked: RankedLists, grades: np.ndarray, singletons: bool) -> None:
-        self.ranked = ranked
-        self.grades = grades
-        self.qptr = ranked.qptr
-        self.n_queries = ranked.n_queries
-        n = len(grades)
-        self.n_items = n
-        self.lengths = np.diff(self.qptr)
-        self.item_query = np.repeat(np.arange(self.n_queries), self.lengths)
-        self.pos = np.arange(n, dtype=np.int64) - self.qptr[:-1][self.item_query]  # 0-based
-        if singletons:
-            starts = np.ones(n, dtype=bool)
-        else:
-            keys = ranked.keys
-            starts = np.empty(n, dtype=bool)
-            if n:
-                starts[0] = True
-                np.not_equal(keys[1:], keys[:-1], out=starts[1:])
-                starts[self.qptr[:-1][self.lengths > 0]] = True
-        self.tie_ptr = np.append(np.flatnonzero(starts), n).astype(np.int64)
-        self.n_ties = len(self.tie_ptr) - 1
-        self.tie_size = np.diff(self.tie_ptr)
-        self.item_tie = np.cumsum(starts) - 1
-        self.tie_query = self.item_query[self.tie_ptr[:-1]]
-        self.tie_first = self.pos[self.tie_ptr[:-1]]
-        self.qtie_ptr = np.searchsorted(self.tie_ptr, self.qptr).astype(np.int64)
+    def __init__(self, query: np.ndarray, grade: np.ndarray, count: np.ndarray, n_queries: int) -> None:
+        self.query = query.astype(np.int64)
+        self.grade = grade.astype(np.float64)
+        self.count = count.astype(np.int64)
+        self.n_queries = n_queries
         self._memo: dict = {}
 
-    # -- memoisation ---------------------------------------------------------------------------
+    @classmethod
+    def from_csr(cls, ptr: np.ndarray, grades: np.ndarray) -> "Judged":
+        """Run-length encode per-query grade lists (CSR ``ptr``)."""
+        n_q = len(ptr) - 1
+        q = np.repeat(np.arange(n_q), np.diff(ptr))
+        if grades.size and np.all(grades == np.round(grades)):
+            lo, hi = int(grades.min()), int(grades.max())
+            width = hi - lo + 1
+            if n_q * width <= 50_000_000:   # small integer range: count, no sort
+                counts = np.bincount(q * width + (grades.astype(np.int64) - lo), minlength=n_q * width)
+                nz = np.flatnonzero(counts)
+                return cls(nz // width, nz % width + lo, counts[nz], n_q)
+        order = np.lexsort((grades, q))
+        qs, gs = q[order], grades[order]
+        start = np.ones(len(qs), dtype=bool)
+        if len(qs):
+            start[1:] = (qs[1:] != qs[:-1]) | (gs[1:] != gs[:-1])
+        idx = np.flatnonzero(start)
+        counts = np.diff(np.append(idx, len(qs)))
+        return cls(qs[idx], gs[idx], counts, n_q)
+
+    def _per_query(self, weights: np.ndarray) -> np.ndarray:
+        return np.bincount(self.query, weights=weights, minlength=self.n_queries).astype(np.float64)
+
+    def count_at_least(self, rel: float) -> np.ndarray:
+        """R: judged documents with grade >= rel, per query."""
+        key = ("R", rel)
+        if key not in self._memo:
+            self._memo[key] = self._per_query(np.where(self.grade >= rel, self.count, 0).astype(np.float64))
+        return self._memo[key]
+
+    def size(self) -> np.ndarray:
+        """Judged documents per query."""
+        return self._per_query(self.count.astype(np.float64))
+
+    def max_grade(self) -> np.ndarray:
+        """Largest judged grade per query (negative grades count as 0; 0 for no judgment)."""
+        out = np.zeros(self.n_queries)
+        np.maximum.at(out, self.query, np.maximum(self.grade, 0.0))
+        return out
+
+    def ideal_dcg(self, key: object, gain_fn: Callable[[np.ndarray], np.ndarray], discount: str,
+                  k: int | None) -> np.ndarray:
+        """DCG of the judged gains sorted descending, cut at k, per query."""
+        memo_key = ("idcg", key, discount, k)
+        if memo_key in self._memo:
+            return self._memo[memo_key]
+        gains = gain_fn(self.grade)
+        order = np.lexsort((-gains, self.query))
+        q, c, gn = self.query[order], self.count[order], gains[order]
+        first = np.searchsorted(q, np.arange(self.n_queries))
+        start = within_query_exclusive_cumsum(c, q, first).astype(np.int64)
+        end = start + c
+        if k is not None:
+            start, end = np.minimum(start, k), np.minimum(end, k)
+        value = gn * position_sum(discount, start, end - start)
+        out = self._per_query(value)
+        self._memo[memo_key] = out
+        return out
+
+
+class _ItemGrades:
+    """Grades of sorted items; groups are contiguous runs of items."""
+
+    def __init__(self, grades: np.ndarray, group_start: np.ndarray, item_query: np.ndarray) -> None:
+        self.grades = grades
+        self.group_start = group_start
+        self.item_query = item_query
+
+    def group_sum(self, f: GradeFn) -> np.ndarray:
+        if len(self.group_start) == 0:
+            return np.zeros(0)
+        return np.add.reduceat(np.asarray(f(self.grades, self.item_query), dtype=np.float64),
+                               self.group_start)
+
+    def group_grades(self, groups: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ptr, grades) of the items of the selected groups."""
+        ptr = np.concatenate(([0], np.cumsum(sizes)))
+        idx = np.repeat(self.group_start[groups] - ptr[:-1], sizes) + np.arange(ptr[-1])
+        return ptr, self.grades[idx]
+
+
+class _LevelGrades:
+    """Grades given as counts: runs ``(group, grade, count)`` sorted by group."""
+
+    def __init__(self, group: np.ndarray, grade: np.ndarray, count: np.ndarray, query: np.ndarray,
+                 n_groups: int) -> None:
+        self.group = group
+        self.grade = grade
+        self.count = count
+        self.query = query          # query of each run
+        self.n_groups = n_groups
+
+    def group_sum(self, f: GradeFn) -> np.ndarray:
+        w = np.asarray(f(self.grade, self.query), dtype=np.float64) * self.count
+        return np.bincount(self.group, weights=w, minlength=self.n_groups)
+
+    def group_grades(self, groups: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ptr = np.concatenate(([0], np.cumsum(sizes)))
+        first = np.searchsorted(self.group, groups, side="left")
+        last = np.searchsorted(self.group, groups, side="right")
+        runs = np.repeat(first - np.concatenate(([0], np.cumsum(last - first)))[:-1], last - first) + \
+            np.arange(int((last - first).sum()))
+        return ptr, np.repeat(self.grade[runs], self.count[runs])
+
+
+class TieStats:
+    """Groups of tied items of many ranked lists, with memoised per-group sums.
+
+    Attributes
+    ----------
+    n_queries : int
+    lengths : int64 array, items per query
+    group_query, group_first, group_size : int64 arrays, one entry per group (query-major, best first)
+    query_groups : int64 array (n_queries + 1), groups of query q are ``query_groups[q]:query_groups[q+1]``
+    judged : Judged
+    """
+
+    def __init__(self, lengths: np.ndarray, group_query: np.ndarray, group_size: np.ndarray,
+                 source: _ItemGrades | _LevelGrades, judged: Judged, ranked: RankedLists | None = None,
+                 item_group: np.ndarray | None = None) -> None:
+        self.n_queries = len(lengths)
+        self.lengths = lengths.astype(np.int64)
+        self.group_query = group_query.astype(np.int64)
+        self.group_size = group_size.astype(np.int64)
+        self.n_groups = len(group_size)
+        self.query_groups = np.searchsorted(self.group_query, np.arange(self.n_queries + 1)).astype(np.int64)
+        self.group_first = within_query_exclusive_cumsum(self.group_size, self.group_query,
+                                                         self.query_groups[:-1]).astype(np.int64)
+        offsets = np.concatenate(([0], np.cumsum(self.lengths)))
+        self._query_offset = offsets
+        self._group_end = offsets[self.group_query] + self.group_first + self.group_size
+        self.source = source
+        self.judged = judged
+        self.ranked = ranked
+        self.item_group = item_group
+        self._memo: dict = {}
+
+    # -- constructors --------------------------------------------------------------------------
+    @classmethod
+    def from_ranked(cls, ranked: RankedLists, judged: Judged) -> "TieStats":
+        """Groups = runs of equal keys in each sorted list (exact equality: 0.0 == -0.0, inf == inf)."""
+        n = len(ranked.grades)
+        keys = ranked.keys
+        starts = np.empty(n, dtype=bool)
+        if n:
+            starts[0] = True
+            np.not_equal(keys[1:], keys[:-1], out=starts[1:])
+            starts[ranked.qptr[:-1][ranked.lengths > 0]] = True
+        return cls._from_starts(ranked, ranked.grades, starts, judged)
+
+    @classmethod
+    def singletons(cls, ranked: RankedLists, grades: np.ndarray, judged: Judged) -> "TieStats":
+        """Every item its own group: a fixed ordering, the plain tie-broken metric."""
+        return cls._from_starts(ranked, grades, np.ones(len(grades), dtype=bool), judged)
+
+    @classmethod
+    def _from_starts(cls, ranked: RankedLists, grades: np.ndarray, starts: np.ndarray,
+                     judged: Judged) -> "TieStats":
+        lengths = ranked.lengths
+        item_query = np.repeat(np.arange(ranked.n_queries), lengths)
+        group_start = np.flatnonzero(starts)
+        group_size = np.diff(np.append(group_start, len(grades)))
+        item_group = np.cumsum(starts) - 1
+        source = _ItemGrades(grades, group_start, item_query)
+        return cls(lengths, item_query[group_start], group_size, source, judged, ranked, item_group)
+
+    @classmethod
+    def from_histogram(cls, counts: np.ndarray, levels: np.ndarray) -> "TieStats":
+        """Groups from per-query histograms: ``counts[q, b, l]`` items of query q in bin b (bins best
+        first, e.g. Hamming distance 0, 1, ...) with grade ``levels[l]``. The judged set of a query is
+        all its items (a database row). No sort."""
+        counts = np.asarray(counts, dtype=np.int64)
+        n_q, n_bins, n_lev = counts.shape
+        per_bin = counts.sum(axis=2)
+        gq, gb = np.nonzero(per_bin)                       # groups in (query, bin) order
+        group_size = per_bin[gq, gb]
+        group_id = np.full((n_q, n_bins), -1, dtype=np.int64)
+        group_id[gq, gb] = np.arange(len(gq))
+        rq, rb, rl = np.nonzero(counts)                    # runs in (query, bin, level) order
+        source = _LevelGrades(group_id[rq, rb], levels[rl].astype(np.float64), counts[rq, rb, rl], rq, len(gq))
+        per_level = counts.sum(axis=1)
+        jq, jl = np.nonzero(per_level)
+        judged = Judged(jq, levels[jl], per_level[jq, jl], n_q)
+        return cls(per_bin.sum(axis=1), gq, group_size, source, judged)
+
+    # -- orderings -----------------------------------------------------------------------------
+    def refine(self, keys: Callable[[np.ndarray], list[np.ndarray]], best: bool) -> "TieStats":
+        """Split every group by the measure's preference values, best first (or worst first).
+
+        ``keys(grades)`` returns the preference arrays, primary first. Items of a sub-group share their
+        preference values, so the measure is the same in every order inside it: the result is the
+        optimistic (``best``) or pessimistic ordering.
+        """
+        sign = -1.0 if best else 1.0
+        if isinstance(self.source, _ItemGrades):
+            grades = self.source.grades
+            pref = [sign * np.asarray(v, dtype=np.float64) for v in keys(grades)]
+            order = np.lexsort(tuple(reversed(pref)) + (self.item_group,))
+            new_grades = grades[order]
+            sorted_pref = [p[order] for p in pref]
+            group = self.item_group  # unchanged by the sort (it only permutes inside groups)
+            starts = np.empty(len(grades), dtype=bool)
+            if len(grades):
+                starts[0] = True
+                diff = group[1:] != group[:-1]
+                for p in sorted_pref:  # loop over the few preference keys
+                    diff |= p[1:] != p[:-1]
+                starts[1:] = diff
+            return TieStats._from_starts(self.ranked, new_grades, starts, self.judged)
+        src = self.source
+        pref = [sign * np.asarray(v, dtype=np.float64) for v in keys(src.grade)]
+        order = np.lexsort(tuple(reversed(pref)) + (src.group,))
+        grade, count, query = src.grade[order], src.count[order], src.query[order]
+        n = len(order)
+        source = _LevelGrades(np.arange(n), grade, count, query, n)
+        return TieStats(self.lengths, query, count, source, self.judged)
+
+    # -- memoised sums -------------------------------------------------------------------------
     def memo(self, key: object, build: Callable[[], object]):
         """Return the cached value for ``key``, building it once."""
         if key not in self._memo:
             self._memo[key] = build()
         return self._memo[key]
 
-    # -- per-tie statistics --------------------------------------------------------------------
-    def tie_sum(self, values: np.ndarray) -> np.ndarray:
-        """Sum of an item value over each tie (``V_c``)."""
-        if self.n_ties == 0:
-            return np.zeros(0)
-        return np.add.reduceat(values, self.tie_ptr[:-1]).astype(np.float64)
+    def group_sum(self, key: object, f: GradeFn) -> np.ndarray:
+        """``Σ f(grade)`` over each group; ``key`` names ``f`` for the memo."""
+        return self.memo(("sum", key), lambda: self.source.group_sum(f))
 
-    def tie_sum_of(self, key: object, item_values: np.ndarray) -> np.ndarray:
-        """Memoised :meth:`tie_sum` of the item array known as ``key``."""
-        return self.memo(("tie_sum", key), lambda: self.tie_sum(item_values))
+    def before(self, key: object, f: GradeFn) -> np.ndarray:
+        """For every group, ``Σ f(grade)`` over the earlier groups of its query."""
+        return self.memo(("before", key), lambda: within_query_exclusive_cumsum(
+            self.group_sum(key, f), self.group_query, self.query_groups[:-1]))
 
-    def before_tie_of(self, key: object, item_values: np.ndarray) -> np.ndarray:
-        """Memoised :meth:`before_tie` of the tie sums of the item array known as ``key``."""
-        return self.memo(("before", key), lambda: self.before_tie(self.tie_sum_of(key, item_values)))
+    def relevant_sum(self, rel: float) -> tuple[np.ndarray, np.ndarray]:
+        """(r_c, R_{c-1}): relevant items in each group, and in the earlier groups of its query."""
+        key = ("b", rel)
 
-    def before_tie(self, tie_values: np.ndarray) -> np.ndarray:
-        """For every tie, the sum of ``tie_values`` over the earlier ties of its query.
+        def f(grades: np.ndarray, _q: np.ndarray) -> np.ndarray:
+            return grades >= rel
+        return self.group_sum(key, f), self.before(key, f)
 
-        Integer-valued inputs are summed exactly in int64; others in float64 within each query
-        (pandas' grouped cumsum), so rounding depends on the query's own sums only.
-        """
-        integral = tie_values.dtype.kind in "iub" or bool(np.all(tie_values == np.round(tie_values)))
-        if integral:
-            cs = np.concatenate(([0], np.cumsum(tie_values.astype(np.int64))))
-            return (cs[:-1] - cs[self.qtie_ptr[:-1]][self.tie_query]).astype(np.float64)
-        values = np.asarray(tie_values, dtype=np.float64)
-        inclusive = pd.Series(values).groupby(self.tie_query, sort=False).cumsum().to_numpy()
-        return inclusive - values
-
-    def judged_count(self, rel: float) -> np.ndarray:
-        """R: number of judged documents with grade >= rel, per query."""
-        def build():
-            j = self.ranked
-            hit = (j.judged >= rel).astype(np.int64)
-            cs = np.concatenate(([0], np.cumsum(hit)))
-            return (cs[j.judged_ptr[1:]] - cs[j.judged_ptr[:-1]]).astype(np.float64)
-        return self.memo(("R", rel), build)
-
-    def relevant(self, rel: float) -> np.ndarray:
-        """b: 1.0 where the ranked item's grade >= rel."""
-        return self.memo(("b", rel), lambda: (self.grades >= rel).astype(np.float64))
+    def group_grades(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ptr, grades): the grades inside each selected group, as a CSR list."""
+        return self.source.group_grades(groups, self.group_size[groups])
 
     # -- cutoffs -------------------------------------------------------------------------------
     def clamp(self, k: int | np.ndarray | None) -> np.ndarray:
@@ -145,29 +375,24 @@ class TieGroups:
         return np.minimum(k, self.lengths)
 
     def cut(self, K: np.ndarray) -> Cut:
-        """Locate the cut tie of per-query cutoffs ``K`` (requires 1 <= K <= n)."""
-        last = self.qptr[:-1] + K - 1
-        tie = self.item_tie[last]
-        t = self.tie_first[tie]
-        return Cut(K=K, tie=tie, t=t, m=K - t, n=self.tie_size[tie])
+        """Locate the cut group of per-query cutoffs ``K`` (requires 1 <= K <= n)."""
+        group = np.searchsorted(self._group_end, self._query_offset[:-1] + K, side="left")
+        t = self.group_first[group]
+        return Cut(K=K, group=group, t=t, m=K - t, n=self.group_size[group])
 
-    def top_sum(self, item_values: np.ndarray, K: np.ndarray) -> np.ndarray:
-        """Sum of an item value over the first K positions of each query."""
-        return segment_sum(item_values, self.qptr[:-1], self.qptr[:-1] + K)
+    def sum_before_cut(self, group_values: np.ndarray, cut: Cut) -> np.ndarray:
+        """Σ of a per-group value over the groups of each query before its cut group."""
+        return segment_sum(group_values, self.query_groups[:-1], cut.group)
 
-    def expected_top_sum(self, key: object, item_values: np.ndarray, K: np.ndarray) -> np.ndarray:
-        """E[Σ_{i<=K} v_i] over tie orderings: earlier ties in full, m/n_c of the cut tie (eq. 1).
-
-        ``key`` names ``item_values`` for the memo; ``K`` may be 0 for some queries (gives 0).
-        """
+    def expected_top_sum(self, key: object, f: GradeFn, K: np.ndarray) -> np.ndarray:
+        """E[Σ_{i<=K} f(g_i)] over tie orderings: earlier groups in full, m/n_c of the cut group
+        (tie_math.md eq. 1). ``K`` may be 0 for some queries (gives 0)."""
         out = np.zeros(self.n_queries)
         ok = K > 0
         if not ok.any():
             return out
-        Kq = np.where(ok, K, 1)
-        cut = self.cut(Kq)
-        tie_v = self.tie_sum_of(key, item_values)
-        before = self.before_tie_of(key, item_values)[cut.tie]
-        val = before + cut.m * tie_v[cut.tie] / cut.n
+        cut = self.cut(np.where(ok, K, 1))
+        total = self.group_sum(key, f)
+        val = self.before(key, f)[cut.group] + cut.m * total[cut.group] / cut.n
         out[ok] = val[ok]
         return out

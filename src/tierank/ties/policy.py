@@ -8,7 +8,7 @@ the same kernels give the plain (tie-broken) metric; ``expected`` keeps the ties
 | pessimistic   | the measure's preferred items last                                           |
 | input         | input order                                                                  |
 | trec_eval     | document id descending as a string (matrices: column index descending)       |
-| random        | a seeded random permutation                                                  |
+| random        | a seeded random permutation of the input, so independent of the sort         |
 """
 
 from __future__ import annotations
@@ -18,53 +18,59 @@ import numpy as np
 from ..data.ranked import RankedLists
 from ..errors import InputError
 from ..measures._spec import Measure
-from .groups import TieGroups
+from .groups import Judged, TieStats
 
-__all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists"]
+__all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode"]
 
 TIE_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
 
 
 class TieOrderings:
-    """The tie groups of one set of ranked lists under each ordering, built on demand and cached."""
+    """The tie statistics of one set of ranked lists under each ordering, built on demand and cached."""
 
-    def __init__(self, ranked: RankedLists, seed: int = 0) -> None:
+    def __init__(self, stats: TieStats, ranked: RankedLists | None = None, seed: int = 0) -> None:
+        self.expected = stats
         self.ranked = ranked
         self.seed = seed
-        self.expected = TieGroups(ranked, ranked.grades, singletons=False)
         self._cache: dict = {}
 
-    def _within_ties(self, secondary: list[np.ndarray]) -> TieGroups:
-        """Reorder every tie by the secondary keys (ascending, first key primary), as singletons."""
-        order = np.lexsort(tuple(reversed(secondary)) + (self.expected.item_tie,))
-        return TieGroups(self.ranked, self.ranked.grades[order], singletons=True)
+    @classmethod
+    def from_ranked(cls, ranked: RankedLists, seed: int = 0) -> "TieOrderings":
+        judged = Judged.from_csr(ranked.judged_ptr, ranked.judged)
+        return cls(TieStats.from_ranked(ranked, judged), ranked, seed)
 
-    def fixed(self, mode: str) -> TieGroups:
-        """Tie groups for a measure-independent fixed order (input, trec_eval, random)."""
-        if mode not in self._cache:
-            n = len(self.ranked.grades)
-            if mode == "input":
-                groups = TieGroups(self.ranked, self.ranked.grades, singletons=True)
-            elif mode == "trec_eval":
-                groups = self._within_ties([-self.ranked.trec_order])
-            elif mode == "random":
-                groups = self._within_ties([np.random.default_rng(self.seed).permutation(n)])
-            else:
-                raise ValueError(mode)
-            self._cache[mode] = groups
-        return self._cache[mode]
+    def fixed(self, mode: str) -> TieStats:
+        """Statistics for a measure-independent fixed order (input, trec_eval, random)."""
+        if mode in self._cache:
+            return self._cache[mode]
+        ranked = self.ranked
+        if ranked is None:
+            raise InputError(f"ties={mode!r} needs an order of the items; it is not available for "
+                             "histogram-based evaluation (use evaluate_matrix on the distances)")
+        if mode == "input":
+            secondary = ranked.input_order
+        elif mode == "trec_eval":
+            secondary = -ranked.trec_order
+        elif mode == "random":
+            n = int(ranked.input_order.max(initial=-1)) + 1
+            secondary = np.random.default_rng(self.seed).permutation(n)[ranked.input_order]
+        else:
+            raise ValueError(mode)
+        order = np.lexsort((secondary, self.expected.item_group))
+        stats = TieStats.singletons(ranked, ranked.grades[order], self.expected.judged)
+        self._cache[mode] = stats
+        return stats
 
-    def extreme(self, m: Measure, best: bool) -> TieGroups:
-        """Ties sorted by the measure's preference, descending (best) or ascending (worst)."""
+    def extreme(self, m: Measure, best: bool) -> TieStats:
+        """Groups split by the measure's preference, best first (optimistic) or last (pessimistic)."""
         pref = m.family.preference
         key = ("pref", pref, tuple(m[p] if not isinstance(m[p], dict) else repr(m[p])
                                    for p in getattr(pref, "params", ())), best)
         if key not in self._cache:
-            values = pref(m, self.ranked.grades)
-            self._cache[key] = self._within_ties([-v if best else v for v in values])
+            self._cache[key] = self.expected.refine(lambda grades: pref(m, grades), best)
         return self._cache[key]
 
-    def for_mode(self, mode: str, m: Measure) -> TieGroups:
+    def for_mode(self, mode: str, m: Measure) -> TieStats:
         if mode == "expected":
             return self.expected
         if mode == "optimistic":
@@ -79,26 +85,33 @@ def check_mode(ties: str) -> None:
         raise InputError(f"ties={ties!r} is not a tie mode; use one of {', '.join(TIE_MODES)}")
 
 
-def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, seed: int = 0
-                   ) -> tuple[dict[Measure, np.ndarray], dict[Measure, np.ndarray], dict[Measure, np.ndarray]]:
-    """Run every measure on every (non-empty) query; return (values, lower, upper) per measure."""
+Values = dict[Measure, np.ndarray]
+
+
+def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str = "expected",
+                   bounds: bool = False) -> tuple[Values, Values, Values]:
+    """Run every measure on every query; return (values, lower, upper) per measure."""
     check_mode(ties)
-    orderings = TieOrderings(ranked, seed)
-    values: dict[Measure, np.ndarray] = {}
-    lower: dict[Measure, np.ndarray] = {}
-    upper: dict[Measure, np.ndarray] = {}
+    values: Values = {}
+    lower: Values = {}
+    upper: Values = {}
     for m in dict.fromkeys(measures):  # each distinct measure once, in order
         values[m] = m.family.kernel(orderings.for_mode(ties, m), m)
         if bounds:
-            lo = m.family.kernel(orderings.extreme(m, False), m)
-            hi = m.family.kernel(orderings.extreme(m, True), m)
+            worst, best = orderings.extreme(m, False), orderings.extreme(m, True)
+            lo, hi = m.family.kernel(worst, m), m.family.kernel(best, m)
             if m.family.exact_bounds is not None:
-                lo, hi = m.family.exact_bounds(orderings.expected, orderings.extreme(m, True),
-                                               orderings.extreme(m, False), m, lo, hi)
+                lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
             # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
             v = values[m]
             slack = 1e-12 * (1.0 + np.abs(v))
             lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
             upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
     return values, lower, upper
+
+
+def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
+                   bounds: bool = False, seed: int = 0) -> tuple[Values, Values, Values]:
+    """:func:`evaluate_stats` on sorted ranked lists (every query non-empty)."""
+    check_mode(ties)
+    return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds)
