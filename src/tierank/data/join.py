@@ -1,9 +1,15 @@
-"""The one vectorised run x qrels join: ids are dictionary-encoded once, then joined on int64 keys."""
+"""The one vectorised run x qrels join: ids are dictionary-encoded once, then joined on int64 keys.
+
+Fast paths, chosen from the data and invisible in the results: integer document ids are used as
+they are (no encoding); a run grouped by query (as TREC files and most DataFrames are) is sorted row
+by row in a padded matrix instead of by one global sort.
+"""
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,11 +26,15 @@ class TierankWarning(UserWarning):
 
 @dataclass
 class Columns:
-    """One table of (query, doc, value) rows, with where each row came from for error messages."""
+    """One table of (query, doc, value) rows, with where each row came from for error messages.
 
-    query: np.ndarray
-    doc: np.ndarray
-    value: np.ndarray
+    ``query`` and ``doc`` are numpy arrays or pandas arrays (e.g. pyarrow-backed strings) of ids as
+    given; ``value`` is numeric.
+    """
+
+    query: Any
+    doc: Any
+    value: Any
     source: str                       # "run", "qrels" or a file name
     lines: np.ndarray | None = None   # 1-based line numbers, for files
 
@@ -32,6 +42,10 @@ class Columns:
         if self.lines is not None:
             return {"file": self.source, "line": int(self.lines[i])}
         return {}
+
+    def label(self, ids: Any, i: int) -> Any:
+        value = ids[int(i)]
+        return value.item() if isinstance(value, np.generic) else value
 
 
 @dataclass
@@ -44,25 +58,11 @@ class JoinedRun:
     empty_judged: list[np.ndarray]
 
 
-def _sorted_labels(uniques: np.ndarray) -> np.ndarray:
-    """Order of query ids as given: numbers numerically, strings in plain string order."""
-    try:
-        return np.argsort(uniques, kind="stable")
-    except TypeError:
-        return np.argsort(np.array([str(u) for u in uniques]), kind="stable")
+def _is_integer_ids(ids: Any) -> bool:
+    return isinstance(ids, np.ndarray) and ids.dtype.kind in "iu"
 
 
-def _check_duplicates(keys: np.ndarray, cols: Columns, what: str) -> None:
-    order = np.argsort(keys, kind="stable")
-    dup = np.flatnonzero(keys[order][1:] == keys[order][:-1])
-    if dup.size:
-        first, second = order[dup[0]], order[dup[0] + 1]
-        where = cols.where(int(max(first, second)))
-        raise InputError(f"document {cols.doc[second]!r} is listed twice for query {cols.query[second]!r} "
-                         f"in the {what}", query=cols.query[second], **where)
-
-
-def _check_numbers(cols: Columns, what: str) -> np.ndarray:
+def _numbers(cols: Columns, what: str) -> np.ndarray:
     try:
         values = np.asarray(cols.value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -70,15 +70,115 @@ def _check_numbers(cols: Columns, what: str) -> np.ndarray:
             try:
                 float(v)
             except (TypeError, ValueError):
-                raise InputError(f"{what} {v!r} of document {cols.doc[i]!r} is not a number",
-                                 query=cols.query[i], **cols.where(i)) from None
+                raise InputError(f"{what} {v!r} of document {cols.label(cols.doc, i)!r} is not a number",
+                                 query=cols.label(cols.query, i), **cols.where(i)) from None
         raise
-    bad = np.flatnonzero(np.isnan(values))
-    if bad.size:
-        i = int(bad[0])
-        raise InputError(f"{what} of document {cols.doc[i]!r} for query {cols.query[i]!r} is NaN",
-                         query=cols.query[i], **cols.where(i))
+    for test, problem in ((np.isnan, "NaN"), (np.isinf, "infinite")):
+        if what == "score" and problem == "infinite":
+            continue  # infinite scores are valid and tie with each other
+        bad = np.flatnonzero(test(values))
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(f"{what} of document {cols.label(cols.doc, i)!r} for query "
+                             f"{cols.label(cols.query, i)!r} is {problem}",
+                             query=cols.label(cols.query, i), **cols.where(i))
     return values
+
+
+def _arrow(ids: Any):
+    """The ids as a pyarrow array, or None (no pyarrow, or ids pyarrow cannot hold)."""
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is optional
+        return None
+    try:
+        return pa.array(ids)
+    except (TypeError, ValueError, pa.ArrowException):
+        return None
+
+
+def _group_starts(ids: Any) -> np.ndarray | None:
+    """Row indices where the id changes, when cheap to find (numbers, or strings through pyarrow)."""
+    if isinstance(ids, np.ndarray) and ids.dtype.kind in "iuf":
+        return np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1))
+    arr = _arrow(ids)
+    if arr is None or len(arr) < 2:
+        return None
+    import pyarrow.compute as pc
+    change = pc.not_equal(arr[1:], arr[:-1]).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(change) + 1))
+
+
+def _encode_queries(run_q: Any, qrels_q: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Integer codes for the query ids of both tables; codes of run queries come first."""
+    n = len(run_q)
+    starts = _group_starts(run_q) if n else None
+    codes = uniques = None
+    if starts is not None:
+        blocks = np.asarray(run_q[starts] if isinstance(run_q, np.ndarray) else
+                            np.asarray(run_q, dtype=object)[starts] if n < 1_000 else
+                            _arrow(run_q).take(starts).to_numpy(zero_copy_only=False))
+        if pd.Index(blocks).is_unique:   # grouped by query: no hashing of every row
+            codes = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+            uniques = blocks
+    if codes is None:
+        codes, uniques = pd.factorize(run_q)
+    index = pd.Index(uniques)
+    qcodes = index.get_indexer(qrels_q)
+    unseen = qcodes < 0
+    if unseen.any():
+        extra_codes, extra = pd.factorize(np.asarray(qrels_q, dtype=object)[unseen])
+        qcodes[unseen] = extra_codes + len(index)
+        uniques = np.concatenate([np.asarray(index, dtype=object), np.asarray(extra, dtype=object)])
+    else:
+        uniques = np.asarray(index)
+    return codes.astype(np.int64, copy=False), qcodes.astype(np.int64, copy=False), uniques
+
+
+def _encode_docs(run_d: Any, qrels_d: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """(run codes, qrels codes, number of codes); integer ids are used as they are."""
+    if _is_integer_ids(run_d) and _is_integer_ids(qrels_d) and len(run_d):
+        lo = int(min(run_d.min(), qrels_d.min() if len(qrels_d) else run_d.min()))
+        hi = int(max(run_d.max(), qrels_d.max() if len(qrels_d) else run_d.max()))
+        return run_d.astype(np.int64) - lo, qrels_d.astype(np.int64) - lo, hi - lo + 1
+    n = len(run_d)
+    a, b = _arrow(run_d), _arrow(qrels_d)
+    if a is not None and b is not None and a.type == b.type:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        encoded = pc.dictionary_encode(pa.concat_arrays([a, b]))
+        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        size = len(encoded.dictionary)
+    else:
+        both = np.concatenate([np.asarray(run_d, dtype=object), np.asarray(qrels_d, dtype=object)])
+        codes, uniques = pd.factorize(both)
+        size = len(uniques)
+    return codes[:n], codes[n:], max(size, 1)
+
+
+def _first_duplicate(keys: np.ndarray) -> int | None:
+    if pd.Index(keys).is_unique:
+        return None
+    return int(np.flatnonzero(pd.Index(keys).duplicated(keep="first"))[0])
+
+
+def _sort_grouped(rq: np.ndarray, scores: np.ndarray, n_q: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Row-wise sort of a run whose rows come grouped by query in increasing code order, or None."""
+    n = len(rq)
+    if n == 0 or np.any(rq[1:] < rq[:-1]):
+        return None
+    counts = np.bincount(rq, minlength=n_q)
+    width = int(counts.max())
+    if n_q * width > 2 * n + 1024:   # too ragged: padding would cost more than a global sort
+        return None
+    qptr = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(counts, out=qptr[1:])
+    col = np.arange(n) - qptr[rq]
+    padded = np.full((n_q, width), np.nan)
+    padded[rq, col] = -scores                # NaN padding sorts last (scores are never NaN)
+    order = np.argsort(padded, axis=1)
+    flat = (order + (qptr[:-1])[:, None])[np.arange(width)[None, :] < counts[:, None]]
+    return flat, qptr
 
 
 def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> JoinedRun:
@@ -90,30 +190,23 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     """
     if missing not in ("skip", "zero"):
         raise InputError(f"missing={missing!r}: use 'skip' or 'zero'")
-    scores = _check_numbers(run, "score")
-    grades = _check_numbers(qrels, "grade")
-    if np.isinf(grades).any():
-        i = int(np.flatnonzero(np.isinf(grades))[0])
-        raise InputError(f"grade of document {qrels.doc[i]!r} is infinite", query=qrels.query[i],
-                         **qrels.where(i))
-    n_run = len(run.query)
-    qcodes, quniq = pd.factorize(np.concatenate([np.asarray(run.query, dtype=object),
-                                                 np.asarray(qrels.query, dtype=object)])
-                                 if _mixed(run.query, qrels.query) else
-                                 np.concatenate([run.query, qrels.query]))
-    dcodes, duniq = pd.factorize(np.concatenate([np.asarray(run.doc, dtype=object),
-                                                 np.asarray(qrels.doc, dtype=object)])
-                                 if _mixed(run.doc, qrels.doc) else
-                                 np.concatenate([run.doc, qrels.doc]))
-    n_docs = max(len(duniq), 1)
-    run_q, qrels_q = qcodes[:n_run].astype(np.int64), qcodes[n_run:].astype(np.int64)
-    run_d, qrels_d = dcodes[:n_run].astype(np.int64), dcodes[n_run:].astype(np.int64)
+    scores = _numbers(run, "score")
+    grades = _numbers(qrels, "grade")
+    run_q, qrels_q, quniq = _encode_queries(run.query, qrels.query)
+    run_d, qrels_d, n_docs = _encode_docs(run.doc, qrels.doc)
+    n_all = len(quniq)
+    if n_all * n_docs >= 2 ** 62:   # composite keys would overflow: encode the documents instead
+        run_d, qrels_d, n_docs = _encode_docs(np.asarray(run.doc, dtype=object),
+                                              np.asarray(qrels.doc, dtype=object))
     run_key = run_q * n_docs + run_d
     qrels_key = qrels_q * n_docs + qrels_d
-    _check_duplicates(qrels_key, qrels, "qrels")
-    _check_duplicates(run_key, run, "run")
+    for keys, cols, what in ((qrels_key, qrels, "qrels"), (run_key, run, "run")):
+        dup = _first_duplicate(keys)
+        if dup is not None:
+            doc, query = cols.label(cols.doc, dup), cols.label(cols.query, dup)
+            raise InputError(f"document {doc!r} is listed twice for query {query!r} in the {what}",
+                             query=query, **cols.where(dup))
 
-    n_all = len(quniq)
     in_run = np.bincount(run_q, minlength=n_all) > 0
     in_qrels = np.bincount(qrels_q, minlength=n_all) > 0
     only_qrels = int((in_qrels & ~in_run).sum())
@@ -130,27 +223,28 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     if not evaluated.any() and not (missing == "zero" and only_qrels):
         raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
 
-    # query codes of the evaluated queries, numbered in sorted-id order
+    # evaluated queries are numbered in sorted-id order, so results come out sorted
     order = _sorted_labels(quniq)
     ranked_ids = order[evaluated[order]]
     new_code = np.full(n_all, -1, dtype=np.int64)
     new_code[ranked_ids] = np.arange(len(ranked_ids))
-
-    keep = evaluated[run_q]
-    rq = new_code[run_q[keep]]
-    rkey, rdoc, rscore = run_key[keep], run_d[keep], scores[keep]
-    # grades of retrieved documents: look up the sorted qrels keys
-    qorder = np.argsort(qrels_key, kind="stable")
-    sorted_keys = qrels_key[qorder]
-    at = np.searchsorted(sorted_keys, rkey)
-    at_c = np.minimum(at, max(len(sorted_keys) - 1, 0))
-    found = (at < len(sorted_keys)) & (sorted_keys[at_c] == rkey) if len(sorted_keys) else np.zeros(
-        len(rkey), bool)
-    rgrade = np.where(found, grades[qorder][at_c] if len(sorted_keys) else 0.0, 0.0)
-
     n_q = len(ranked_ids)
-    item_order, qptr = sort_ranked(rq, rscore, n_q)
-    sorted_docs = rdoc[item_order]
+
+    keep_rows = np.flatnonzero(evaluated[run_q]) if only_run else np.arange(len(run_q))
+    rq = new_code[run_q[keep_rows]]
+    rkey, rscore = run_key[keep_rows], scores[keep_rows]
+    # grades of retrieved documents: look the keys up in the sorted qrels keys (unjudged: 0)
+    qorder = np.argsort(qrels_key, kind="stable")
+    sorted_keys, sorted_grades = qrels_key[qorder], grades[qorder]
+    rgrade = np.zeros(len(rkey))
+    if len(sorted_keys):
+        at = np.minimum(np.searchsorted(sorted_keys, rkey), len(sorted_keys) - 1)
+        found = sorted_keys[at] == rkey
+        rgrade[found] = sorted_grades[at[found]]
+
+    grouped = _sort_grouped(rq, rscore, n_q)
+    item_order, qptr = grouped if grouped is not None else sort_ranked(rq, rscore, n_q)
+    rows = keep_rows[item_order]
 
     jkeep = evaluated[qrels_q]
     jq = new_code[qrels_q[jkeep]]
@@ -160,25 +254,36 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     np.cumsum(np.bincount(jq, minlength=n_q), out=judged_ptr[1:])
 
     def trec_order() -> np.ndarray:
-        # trec_eval breaks ties by document id as a string; rank every id once
-        names = np.asarray(duniq).astype(str)
-        rank = np.empty(len(names), dtype=np.int64)
-        rank[np.argsort(names, kind="stable")] = np.arange(len(names))
-        return rank[sorted_docs]
+        # trec_eval breaks ties by document id compared as strings: rank the ids of the ranked items
+        docs = run.doc
+        arr = _arrow(docs)
+        if arr is not None and not _is_integer_ids(docs):
+            import pyarrow.compute as pc
+            by_name = pc.sort_indices(arr.take(rows)).to_numpy()   # byte order, as strcmp
+        else:
+            taken = docs[rows] if isinstance(docs, np.ndarray) else np.asarray(docs, dtype=object)[rows]
+            by_name = np.argsort(np.asarray(taken).astype(str), kind="stable")
+        rank = np.empty(len(rows), dtype=np.int64)
+        rank[by_name] = np.arange(len(rows))
+        return rank
 
     ranked = RankedLists(qptr=qptr, keys=rscore[item_order], grades=rgrade[item_order],
                          judged_ptr=judged_ptr, judged=judged, trec_order_fn=trec_order,
-                         input_order=np.flatnonzero(keep)[item_order])
+                         input_order=rows)
 
     empty_ids = order[(in_qrels & ~in_run)[order]] if missing == "zero" else np.zeros(0, dtype=np.int64)
-    empty_judged = []
+    empty_judged: list[np.ndarray] = []
     if empty_ids.size:
         jo = np.argsort(qrels_q, kind="stable")
         ptr = np.searchsorted(qrels_q[jo], np.arange(n_all + 1))
-        empty_judged = [grades[jo][ptr[i]:ptr[i + 1]] for i in empty_ids]  # few queries
-    return JoinedRun(ranked=ranked, labels=np.asarray(quniq)[ranked_ids],
-                     empty_labels=np.asarray(quniq)[empty_ids], empty_judged=empty_judged)
+        empty_judged = [grades[jo][ptr[i]:ptr[i + 1]] for i in empty_ids]  # one array per empty query
+    return JoinedRun(ranked=ranked, labels=quniq[ranked_ids], empty_labels=quniq[empty_ids],
+                     empty_judged=empty_judged)
 
 
-def _mixed(a: np.ndarray, b: np.ndarray) -> bool:
-    return np.asarray(a).dtype != np.asarray(b).dtype
+def _sorted_labels(uniques: np.ndarray) -> np.ndarray:
+    """Order of query ids as given: numbers numerically, strings in plain string order."""
+    try:
+        return np.argsort(uniques, kind="stable")
+    except TypeError:
+        return np.argsort(np.array([str(u) for u in uniques]), kind="stable")

@@ -22,8 +22,9 @@ def _column(frame: pd.DataFrame, names: tuple[str, ...], what: str, kind: str) -
     for name in names:
         if name in frame.columns:
             col = frame[name]
-            return col.to_numpy(dtype=object) if col.dtype == object or str(col.dtype) in (
-                "string", "str", "category") else col.to_numpy()
+            if col.dtype.kind in "iufb":
+                return col.to_numpy()
+            return col.array if not isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy(dtype=object)
     raise InputError(f"the {kind} DataFrame has no {what} column (expected one of {', '.join(names)}; "
                      f"found {', '.join(map(str, frame.columns))})")
 
