@@ -237,11 +237,13 @@ class TieStats:
     group_query, group_first, group_size : int64 arrays, one entry per group (query-major, best first)
     query_groups : int64 array (n_queries + 1), groups of query q are ``query_groups[q]:query_groups[q+1]``
     judged : Judged
+    group_key : float64 array, the key of each group, higher is better (a score; for distances and
+        histogram bins the negated distance), so "within radius r" is ``group_key >= -r``
     """
 
     def __init__(self, lengths: np.ndarray, group_query: np.ndarray, group_size: np.ndarray,
                  source: _ItemGrades | _LevelGrades, judged: Judged, ranked: RankedLists | None = None,
-                 item_group: np.ndarray | None = None) -> None:
+                 item_group: np.ndarray | None = None, group_key: np.ndarray | None = None) -> None:
         self.n_queries = len(lengths)
         self.lengths = lengths.astype(np.int64)
         self.group_query = group_query.astype(np.int64)
@@ -257,6 +259,7 @@ class TieStats:
         self.judged = judged
         self.ranked = ranked
         self.item_group = item_group
+        self.group_key = group_key
         self._memo: dict = {}
 
     # -- constructors --------------------------------------------------------------------------
@@ -286,7 +289,8 @@ class TieStats:
         group_size = np.diff(np.append(group_start, len(grades)))
         item_group = np.cumsum(starts) - 1
         source = _ItemGrades(grades, group_start, item_query)
-        return cls(lengths, item_query[group_start], group_size, source, judged, ranked, item_group)
+        return cls(lengths, item_query[group_start], group_size, source, judged, ranked, item_group,
+                   ranked.keys[group_start])
 
     @classmethod
     def from_histogram(cls, counts: np.ndarray, levels: np.ndarray) -> "TieStats":
@@ -305,7 +309,7 @@ class TieStats:
         per_level = counts.sum(axis=1)
         jq, jl = np.nonzero(per_level)
         judged = Judged(jq, levels[jl], per_level[jq, jl], n_q)
-        return cls(per_bin.sum(axis=1), gq, group_size, source, judged)
+        return cls(per_bin.sum(axis=1), gq, group_size, source, judged, group_key=-gb.astype(np.float64))
 
     # -- orderings -----------------------------------------------------------------------------
     def refine(self, keys: Callable[[np.ndarray], list[np.ndarray]], best: bool) -> "TieStats":
@@ -337,7 +341,8 @@ class TieStats:
         grade, count, query = src.grade[order], src.count[order], src.query[order]
         n = len(order)
         source = _LevelGrades(np.arange(n), grade, count, query, n)
-        return TieStats(self.lengths, query, count, source, self.judged)
+        key = None if self.group_key is None else self.group_key[src.group[order]]
+        return TieStats(self.lengths, query, count, source, self.judged, group_key=key)
 
     # -- memoised sums -------------------------------------------------------------------------
     def memo(self, key: object, build: Callable[[], object]):

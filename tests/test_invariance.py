@@ -1,0 +1,134 @@
+"""Invariance tests over the whole registry (scikit-learn's test_common style).
+
+Every measure family must appear in MEASURES (checked below), so a new measure cannot be forgotten.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tierank
+from tierank.measures import REGISTRY, parse_measure
+
+MEASURES = [
+    "P@3", "P(clip=True, rel=2)@7", "R@5", "F1@4", "Success@2", "Rprec", "ACG@3", "AP", "AP@4",
+    "AP(denom='retrieved')@5", "AP(denom='min_k_R')@3", "WAP@4", "RR", "RR@3", "DCG@5", "nDCG",
+    "nDCG(gain='exp2', discount='jk')@4", "ERR@5", "ERR(max_grade=3)", "NumQ", "NumRet", "NumRel",
+    "NumRelRet",
+]
+ORDER_FREE_MODES = ("expected", "optimistic", "pessimistic")
+
+
+def test_every_family_is_covered():
+    assert {parse_measure(m).name for m in MEASURES} == set(REGISTRY)
+
+
+def _random_run(seed, n_queries=12):
+    rng = np.random.default_rng(seed)
+    run_rows, qrels_rows = [], []
+    for q in range(n_queries):
+        n = int(rng.integers(1, 12))
+        docs = rng.choice(500, size=n + 5, replace=False)
+        scores = rng.integers(0, 4, size=n)
+        for d, s in zip(docs[:n], scores):
+            run_rows.append((f"q{q}", f"d{d}", float(s)))
+        judged = rng.choice(docs, size=int(rng.integers(1, n + 5)), replace=False)
+        for d in judged:
+            qrels_rows.append((f"q{q}", f"d{d}", int(rng.integers(0, 4))))
+    run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
+    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
+    return qrels, run
+
+
+def _all(qrels, run, ties):
+    return tierank.evaluate(qrels, run, MEASURES, ties=ties, bounds=True)
+
+
+def _same(a, b, tol=1e-12):
+    for frame in ("per_query", "lower", "upper"):
+        x, y = getattr(a, frame), getattr(b, frame)
+        assert list(x.index) == list(y.index)
+        np.testing.assert_allclose(x.to_numpy(), y.to_numpy(), rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_permuting_run_rows_changes_nothing_but_input_order(seed):
+    qrels, run = _random_run(seed)
+    shuffled = run.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    for ties in ORDER_FREE_MODES + ("trec_eval",):
+        _same(_all(qrels, run, ties), _all(qrels, shuffled, ties))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_renaming_documents_changes_nothing_but_id_tiebreaks(seed):
+    qrels, run = _random_run(seed)
+    rename = {f"d{i}": f"x{(i * 7919) % 1000:04d}" for i in range(500)}
+    run2 = run.assign(doc_id=run.doc_id.map(rename))
+    qrels2 = qrels.assign(doc_id=qrels.doc_id.map(rename))
+    for ties in ORDER_FREE_MODES + ("input",):
+        _same(_all(qrels, run, ties), _all(qrels2, run2, ties))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_splitting_the_query_set_gives_the_same_rows(seed):
+    qrels, run = _random_run(seed)
+    qids = sorted(run.query_id.unique())
+    first, second = set(qids[: len(qids) // 2]), set(qids[len(qids) // 2:])
+    for ties in ORDER_FREE_MODES + ("trec_eval", "input"):
+        whole = _all(qrels, run, ties)
+        parts = [_all(qrels[qrels.query_id.isin(s)], run[run.query_id.isin(s)], ties) for s in (first, second)]
+        for frame in ("per_query", "lower", "upper"):
+            joined = pd.concat([getattr(p, frame) for p in parts]).sort_index()
+            np.testing.assert_allclose(getattr(whole, frame).to_numpy(), joined.to_numpy(), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dict_dataframe_and_integer_ids_agree(seed):
+    qrels, run = _random_run(seed)
+    as_dict = {}
+    for q, d, s in run.itertuples(index=False):
+        as_dict.setdefault(q, {})[d] = s
+    qrels_dict = {}
+    for q, d, g in qrels.itertuples(index=False):
+        qrels_dict.setdefault(q, {})[d] = g
+    ints = lambda frame: frame.assign(doc_id=frame.doc_id.str[1:].astype(np.int64))
+    for ties in ORDER_FREE_MODES:
+        base = _all(qrels, run, ties)
+        _same(base, _all(qrels_dict, as_dict, ties))
+        _same(base, _all(ints(qrels), ints(run), ties))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_matrix_column_permutation_and_row_order(seed):
+    rng = np.random.default_rng(seed)
+    rel = rng.integers(0, 4, size=(6, 9)).astype(float)
+    scores = rng.integers(0, 3, size=(6, 9)).astype(float)
+    perm = rng.permutation(9)
+    rows = rng.permutation(6)
+    base = tierank.evaluate_matrix(rel, scores=scores, measures=MEASURES, bounds=True)
+    cols = tierank.evaluate_matrix(rel[:, perm], scores=scores[:, perm], measures=MEASURES, bounds=True)
+    _same(base, cols)
+    shuffled = tierank.evaluate_matrix(rel[rows], scores=scores[rows], measures=MEASURES, bounds=True)
+    np.testing.assert_allclose(shuffled.per_query.to_numpy(), base.per_query.to_numpy()[rows], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_runs_and_matrices_agree(seed):
+    """A matrix row is a run that retrieved every judged document of its query."""
+    rng = np.random.default_rng(seed)
+    rel = rng.integers(0, 4, size=(5, 8)).astype(float)
+    scores = rng.integers(0, 3, size=(5, 8)).astype(float)
+    run = {q: {f"d{j}": scores[q, j] for j in range(8)} for q in range(5)}
+    qrels = {q: {f"d{j}": rel[q, j] for j in range(8)} for q in range(5)}
+    for ties in ORDER_FREE_MODES:
+        a = tierank.evaluate(qrels, run, MEASURES, ties=ties, bounds=True)
+        b = tierank.evaluate_matrix(rel, scores=scores, measures=MEASURES, ties=ties, bounds=True)
+        np.testing.assert_allclose(a.per_query.to_numpy(), b.per_query.to_numpy(), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(a.upper.to_numpy(), b.upper.to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_results_are_bit_identical_across_runs():
+    qrels, run = _random_run(7)
+    for ties in ("expected", "trec_eval", "random"):
+        a, b = _all(qrels, run, ties), _all(qrels, run, ties)
+        assert a.per_query.equals(b.per_query) and a.lower.equals(b.lower) and a.upper.equals(b.upper)
