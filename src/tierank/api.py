@@ -139,9 +139,14 @@ def _empty_values(m: Measure, judged: list[np.ndarray]) -> np.ndarray:
     return np.zeros(len(judged))
 
 
-def _as_matrix(x: Any, name: str) -> np.ndarray:
+def _as_matrix(x: Any, name: str, keep_integers: bool = False) -> np.ndarray:
+    """A 2-D float64 array (int64 kept as is with ``keep_integers``: large integer keys stay exact)."""
     try:
-        arr = np.asarray(x, dtype=np.float64)
+        arr = np.asarray(x)
+        if keep_integers and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8 and arr.dtype != np.uint64:
+            arr = arr.astype(np.int64, copy=False)
+        else:
+            arr = arr.astype(np.float64, copy=False)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array") from None
     if arr.ndim == 1:
@@ -206,7 +211,7 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
                          + ("; both were given" if scores is not None else "; neither was given"))
     grades = _as_matrix(relevance, "relevance")
     keyname = "scores" if scores is not None else "distances"
-    keys = _as_matrix(scores if scores is not None else distances, keyname)
+    keys = _as_matrix(scores if scores is not None else distances, keyname, keep_integers=True)
     if keys.shape != grades.shape:
         raise InputError(f"shape mismatch: relevance has shape {grades.shape}, {keyname} {keys.shape}")
     if grades.shape[1] == 0 or grades.shape[0] == 0:
@@ -220,7 +225,8 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
         if mask.dtype != bool:
             raise InputError("mask must be boolean (False marks padding)")
     valid = np.ones(grades.shape, dtype=bool) if mask is None else mask
-    for name, arr, test, what in (("relevance", grades, np.isnan, "NaN"), (keyname, keys, np.isnan, "NaN"),
+    key_nan = np.isnan if keys.dtype.kind == "f" else (lambda a: np.zeros(a.shape, dtype=bool))
+    for name, arr, test, what in (("relevance", grades, np.isnan, "NaN"), (keyname, keys, key_nan, "NaN"),
                                   ("relevance", grades, np.isinf, "an infinite grade"),
                                   ("relevance", grades, lambda a: a < 0, "a negative grade")):
         bad = test(arr) & valid
@@ -240,15 +246,15 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
             raise InputError("every row is masked out: nothing to evaluate")
     if mask is None:
         order = np.argsort(-keys, axis=1)
-        sorted_keys = np.take_along_axis(keys, order, axis=1).ravel()
-        sorted_grades = np.take_along_axis(grades, order, axis=1).ravel()
         columns = order.ravel()
+        flat = columns + np.repeat(rows * n_cols, n_cols)
+        sorted_keys = np.take(keys.ravel(), flat)
+        sorted_grades = np.take(grades.ravel(), flat)
         qptr = np.arange(n_rows + 1, dtype=np.int64) * n_cols
         labels = rows
-        flat = columns + np.repeat(rows * n_cols, n_cols)
     else:
         # masked entries go last in their row and are cut off; valid ones keep key order (stable)
-        sort_keys = np.where(valid, -keys, 0.0)
+        sort_keys = np.where(valid, -keys, 0)
         order = np.lexsort((sort_keys, ~valid), axis=1) if False else _masked_order(sort_keys, valid)
         sorted_valid = np.take_along_axis(valid, order, axis=1)
         sorted_keys = np.take_along_axis(keys, order, axis=1)[sorted_valid]
