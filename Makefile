@@ -18,7 +18,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
-	$(PY) examples/demo.py
+	PYTHON=$(abspath $(PY)) sh examples/demo.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -10,6 +10,9 @@ those orderings, and reproduces the classic tie-breaks (trec_eval's, input order
 """
 
 from .api import evaluate, evaluate_matrix
+from .compare import Comparison, compare
+from .io.trec import read_qrels, read_run, write_qrels, write_run
+from .report import TieReport, tie_report
 from .data.join import TierankWarning
 from .errors import InputError, TierankError
 from .measures import Measure, measure_names, parse_measure
@@ -21,6 +24,14 @@ __version__ = "0.1.0"
 __all__ = [
     "evaluate",
     "evaluate_matrix",
+    "compare",
+    "Comparison",
+    "tie_report",
+    "TieReport",
+    "read_run",
+    "read_qrels",
+    "write_run",
+    "write_qrels",
     "parse_measure",
     "measure_names",
     "Measure",

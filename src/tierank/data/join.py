@@ -92,9 +92,10 @@ def _arrow(ids: Any):
     except ImportError:  # pragma: no cover - pyarrow is optional
         return None
     try:
-        return pa.array(ids)
+        arr = pa.array(ids)
     except (TypeError, ValueError, pa.ArrowException):
         return None
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
 def _group_starts(ids: Any) -> np.ndarray | None:

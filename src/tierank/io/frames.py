@@ -30,7 +30,12 @@ def _column(frame: pd.DataFrame, names: tuple[str, ...], what: str, kind: str) -
 
 
 def to_columns(obj: Any, kind: str) -> Columns:
-    """Turn a run or qrels (``kind``) given as a dict, a DataFrame or a TREC file path into Columns."""
+    """Turn a run or qrels (``kind``) given as a dict, a DataFrame or a TREC file path into Columns.
+
+    Columns (e.g. a file read once with :func:`tierank.read_run`) pass through unchanged.
+    """
+    if isinstance(obj, Columns):
+        return obj
     if isinstance(obj, pd.DataFrame):
         return Columns(query=_column(obj, _QUERY, "query id", kind), doc=_column(obj, _DOC, "document id", kind),
                        value=_column(obj, _VALUE[kind], "score" if kind == "run" else "relevance", kind),

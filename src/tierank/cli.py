@@ -1,0 +1,511 @@
+"""The ``tierank`` command: trec_eval's job, telling the truth about ties.
+
+::
+
+    tierank QRELS RUN [RUN ...] -m MEASURE ...     evaluate (short for ``tierank eval``)
+    tierank ties QRELS RUN [RUN ...] -m MEASURE    the tie report
+
+Exit status: 0 on success, 2 on bad usage or bad input (the message, on stderr, names the file and
+line). Nothing is written on stdout when there is an error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import warnings
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+import click
+
+from .errors import InputError, TierankError
+
+__all__ = ["main", "expand_measures"]
+
+TIE_CHOICES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
+FORMAT_CHOICES = ("table", "trec", "json", "csv", "markdown", "latex")
+TEST_CHOICES = ("t", "permutation", "bootstrap")
+
+# trec_eval's default measures ("official" set) that tierank computes
+OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
+# every trec_eval measure tierank computes, at trec_eval's default cutoffs
+ALL_TREC = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P",
+            "recall", "ndcg", "ndcg_cut", "map_cut", "success")
+MEASURE_SETS = {"official": OFFICIAL, "all_trec": ALL_TREC}
+
+
+# ------------------------------------------------------------------------------------------ measures
+
+
+def _split_measure_arg(text: str) -> list[str]:
+    """Split one ``-m`` value into measure strings: at blanks and at commas followed by a letter,
+    outside parentheses, brackets and quotes (``P.5,10`` and ``P(rel=2, clip=True)@5`` stay whole)."""
+    out: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    quote: str | None = None
+    for i, c in enumerate(text):
+        if quote:
+            buf.append(c)
+            if c == quote:
+                quote = None
+            continue
+        if c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and (c.isspace() or (c == "," and text[i + 1:i + 2].isalpha())):
+            if buf:
+                out.append("".join(buf))
+            buf = []
+            continue
+        buf.append(c)
+    if buf:
+        out.append("".join(buf))
+    return out
+
+
+def expand_measures(texts: Sequence[str], rel_level: float | None = None) -> tuple[list, set[str]]:
+    """Turn ``-m`` values into the measures to evaluate.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        ``-m`` values: tierank / ir-measures / ranx strings (``nDCG@10``, ``P(rel=2)@5``, ``map@100``),
+        trec_eval names (``ndcg_cut.10``, ``P.5,10``, bare ``P`` = trec_eval's default cutoffs), the
+        sets ``official`` and ``all_trec``, several in one value separated by blanks.
+    rel_level : number, optional
+        trec_eval's ``-l``: the relevance level of every measure that has a ``rel`` parameter and does
+        not set it (nDCG gains are not changed, as in trec_eval).
+
+    Returns
+    -------
+    (list of ShownMeasure, set of str)
+        The measures (a label given twice is kept once; two spellings of one measure are both kept)
+        and the pseudo-measures asked for (``runid``, ``num_q``), which ``--format trec`` prints as
+        trec_eval does.
+
+    Examples
+    --------
+    >>> shown, extra = expand_measures(["P.5,10", "nDCG@10 map"])
+    >>> [(m.label, str(m.measure), m.trec_name) for m in shown]
+    [('P_5', 'P@5', 'P_5'), ('P_10', 'P@10', 'P_10'), ('nDCG@10', 'nDCG@10', 'ndcg_cut_10'), ('map', 'AP', 'map')]
+    """
+    from .formats import ShownMeasure
+    from .measures import parse_measure
+    from .measures._trec_names import split_trec_name, trec_output_name
+
+    tokens: list[str] = []
+    for text in texts:
+        for token in _split_measure_arg(text):
+            tokens.extend(MEASURE_SETS.get(token, (token,)))
+    shown: list[ShownMeasure] = []
+    seen: set = set()
+    extra: set[str] = set()
+
+    def add(label: str, m: Any, trec_name: str | None) -> None:
+        if m.family.name == "NumQ":
+            extra.add("num_q")
+        if rel_level is not None and "rel" in m.family.params and m["rel"] == m.family.params["rel"].default:
+            m = m.replace(rel=rel_level)
+        if label in seen:
+            return
+        seen.add(label)
+        shown.append(ShownMeasure(label, m, trec_name))
+
+    for token in tokens:
+        if token == "runid":
+            extra.add("runid")
+            continue
+        trec = split_trec_name(token)
+        if trec is not None:  # trec_eval's meaning first: bare "P" and "recall" at its default cutoffs
+            base, cutoffs = trec
+            for cutoff in cutoffs or (None,):
+                m = parse_measure(f"{base}.{cutoff}" if cutoff is not None else base)
+                name = trec_output_name(m.family.name, m.cutoff)
+                add(name, m, name)
+            continue
+        m = parse_measure(token)
+        add(token, m, _trec_spelling(m, trec_output_name))
+    if not shown and not extra:
+        raise InputError("no measure given")
+    return shown, extra
+
+
+def _trec_spelling(m: Any, trec_output_name: Any) -> str | None:
+    """trec_eval's name of a measure with default parameters, or None."""
+    defaults = {k: p.default for k, p in m.family.params.items()}
+    params = dict(m.params)
+    if params.get("dcg") is not None or any(params[k] != defaults[k] for k in params if k != "dcg"):
+        return None
+    try:
+        return trec_output_name(m.family.name, m.cutoff)
+    except KeyError:
+        return None
+
+
+# ------------------------------------------------------------------------------------------ progress
+
+
+class _Progress:
+    """A tqdm bar on stderr that shows up only when the work takes more than ``delay`` seconds."""
+
+    def __init__(self, total: int, enabled: bool, delay: float = 1.0) -> None:
+        self.enabled = enabled
+        self.bar = None
+        if not enabled:
+            return
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, file=sys.stderr, leave=False, delay=delay, unit="step",
+                        bar_format="{desc} {bar} {n_fmt}/{total_fmt} [{elapsed}]", dynamic_ncols=True)
+        self._start = time.monotonic()
+        self._delay = delay
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+        self._thread.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.25):
+            if time.monotonic() - self._start >= self._delay and self.bar is not None:
+                self.bar.refresh()
+
+    def step(self, desc: str) -> None:
+        if self.bar is not None:
+            shown = time.monotonic() - self._start >= self._delay
+            self.bar.set_description_str(desc, refresh=shown)
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self._stop.set()
+            self._thread.join()
+            self.bar.close()
+            self.bar = None
+
+
+def _progress_enabled(flag: bool | None, fmt: str) -> bool:
+    if flag is not None:
+        return flag
+    # never when the output goes to a pipe or a file, nor in the formats made for machines
+    return fmt in ("table", "markdown", "latex") and sys.stdout.isatty() and sys.stderr.isatty()
+
+
+# ------------------------------------------------------------------------------------ error handling
+
+
+@contextmanager
+def _reported_warnings() -> Iterator[list]:
+    """Collect tierank's warnings, to print them on stderr as one line each."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
+def _print_warnings(caught: list, where: str | None = None) -> None:
+    from .data.join import TierankWarning
+
+    for w in caught:
+        if issubclass(w.category, TierankWarning):
+            prefix = f"{where}: " if where else ""
+            click.echo(f"tierank: warning: {prefix}{w.message}", err=True)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"tierank: error: {message}", err=True)
+    sys.exit(2)
+
+
+@contextmanager
+def _errors_to_exit() -> Iterator[None]:
+    """InputError, unreadable files and missing optional packages: a one-line message, exit status 2."""
+    try:
+        yield
+    except (InputError, TierankError) as err:
+        _fail(str(err))
+    except OSError as err:
+        name = getattr(err, "filename", None)
+        reason = err.strerror or str(err)
+        _fail(f"{name}: cannot read the file: {reason}" if name else f"cannot read the file: {reason}")
+    except ImportError as err:
+        _fail(str(err))
+
+
+# --------------------------------------------------------------------------------------- the group
+
+
+class _DefaultGroup(click.Group):
+    """A group whose first argument is a subcommand name, or else the arguments of ``eval``."""
+
+    default_command = "eval"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--version",)):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+class _GreedyMeasures(click.Command):
+    """``-m A B C``: the words after ``-m`` that read as measure names are measures too.
+
+    A word is taken as a measure when it parses as one and is not an existing file; so
+    ``tierank qrels run -m nDCG@10 AP P@5`` works, and run files can still follow ``-m X``.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _greedy_measures(args))
+
+
+def _is_measure(word: str) -> bool:
+    from .measures import parse_measure
+    from .measures._trec_names import split_trec_name
+
+    if word.startswith("-") or os.path.exists(word):
+        return False
+    try:
+        for token in _split_measure_arg(word):
+            if token in MEASURE_SETS or token == "runid" or split_trec_name(token) is not None:
+                continue
+            parse_measure(token)
+    except (InputError, ValueError):
+        return False
+    return True
+
+
+def _greedy_measures(args: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out.extend(args[i:])
+            break
+        out.append(a)
+        i += 1
+        if a in ("-m", "--measure") and i < len(args):
+            out.append(args[i])  # the option's own value
+            i += 1
+            while i < len(args) and _is_measure(args[i]):
+                out.extend([a, args[i]])
+                i += 1
+    return out
+
+
+@click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tierank", prog_name="tierank", message="%(prog)s %(version)s")
+def main() -> None:
+    """Evaluate rankings exactly when scores tie: trec_eval's job, telling the truth about ties.
+
+    \b
+      tierank QRELS RUN [RUN]... -m MEASURE ...    evaluate (see `tierank eval --help`)
+      tierank ties QRELS RUN -m MEASURE ...        how much ties move each measure
+    """
+
+
+_COMMON_OPTIONS = [
+    click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+                 help="Measure(s): nDCG@10, AP, P(rel=2)@5, ranx names (ndcg@10, map@100-l2), trec_eval names "
+                      "(ndcg_cut.10, P.5,10, map, recip_rank, recall.100, Rprec, success.10), the sets "
+                      "'official' and 'all_trec'. Repeat -m or list several after one -m. "
+                      "Default: trec_eval's default set (official)."),
+    click.option("-l", "--rel-level", type=float, default=None, metavar="N",
+                 help="Relevance level: grades >= N are relevant, for every measure with a rel parameter "
+                      "that does not set it (like trec_eval -l; nDCG gains are unchanged)."),
+    click.option("-c", "complete", is_flag=True,
+                 help="Judged queries missing from a run score 0 (trec_eval -c); same as --missing zero."),
+    click.option("--missing", type=click.Choice(["skip", "zero"]), default=None,
+                 help="Judged queries missing from a run: left out with a warning (skip, default) or "
+                      "scored 0 (zero)."),
+]
+
+
+def _common(f: Any) -> Any:
+    for option in reversed(_COMMON_OPTIONS):
+        f = option(f)
+    return f
+
+
+def _missing(complete: bool, missing: str | None) -> str:
+    if complete and missing == "skip":
+        raise click.UsageError("-c and --missing skip contradict each other")
+    return "zero" if complete else (missing or "skip")
+
+
+def _rel(level: float | None) -> int | float | None:
+    if level is None:
+        return None
+    return int(level) if float(level).is_integer() else level
+
+
+_FILE = click.Path(exists=True, dir_okay=False, readable=True)
+
+
+@main.command("eval", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]},
+              epilog="See also `tierank ties --help`: how much ties move each measure.")
+@click.argument("qrels", type=_FILE)
+@click.argument("runs", nargs=-1, required=True, type=_FILE, metavar="RUN [RUN]...")
+@_common
+@click.option("-q", "--per-query", is_flag=True, help="Also print one row per query (trec_eval -q).")
+@click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
+              help="How tied documents are ordered: expected = exact mean over all orderings; trec_eval = "
+                   "document id descending, as trec_eval does.")
+@click.option("--bounds", is_flag=True, help="Also print the minimum and maximum over all tie orderings.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ties random and of the "
+              "randomised tests.")
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="table", show_default=True,
+              help="Output format; trec prints exactly trec_eval's layout.")
+@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimals of the printed values.")
+@click.option("--compare", is_flag=True, help="Paired significance tests between the runs, over queries.")
+@click.option("--test", "test", type=click.Choice(TEST_CHOICES), default="t", show_default=True,
+              help="--compare: paired t-test, randomisation (permutation) test, or bootstrap test.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="--compare: significance level, after the correction.")
+@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]), default="holm",
+              show_default=True, help="--compare: multiple-testing correction over the pairs of runs.")
+@click.option("--resamples", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="--compare: resamples of the permutation and bootstrap tests.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar on stderr (default: only for table, markdown and latex on a terminal).")
+def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
+                 complete: bool, missing: str | None, per_query: bool, ties: str, bounds: bool, seed: int,
+                 fmt: str, digits: int, compare: bool, test: str, alpha: float, correction: str,
+                 resamples: int, progress: bool | None) -> None:
+    """Evaluate RUN(s) against QRELS (TREC files, plain or gzip).
+
+    `tierank QRELS RUN` is short for `tierank eval QRELS RUN`. By default tied documents count at the
+    exact mean over all their orderings; `--ties trec_eval --format trec` prints what trec_eval prints.
+
+    \b
+    Examples:
+      tierank qrels.txt run.txt -m nDCG@10 AP P@5
+      tierank qrels.txt run.txt -m ndcg_cut.10 -m map -q --ties trec_eval --format trec
+      tierank qrels.txt runA.txt runB.txt -m AP --compare
+    """
+    missing_mode = _missing(complete, missing)
+    if compare and fmt == "trec":
+        raise click.UsageError("--compare prints table, markdown, latex, json or csv, not trec")
+    if compare and len(runs) < 2:
+        raise click.UsageError("--compare needs at least two runs")
+    with _errors_to_exit():
+        shown, extra = expand_measures(measures or ("official",), _rel(rel_level))
+        if not shown:
+            raise InputError("no measure to evaluate besides runid/num_q; add one with -m")
+        out = _evaluate_and_render(qrels, runs, shown, extra, missing=missing_mode, per_query=per_query,
+                                   ties=ties, bounds=bounds, seed=seed, fmt=fmt, digits=digits, compare=compare,
+                                   test=test, alpha=alpha, correction=correction, resamples=resamples,
+                                   progress=_progress_enabled(progress, fmt))
+    click.echo(out, nl=False)
+
+
+def _run_names(paths: Sequence[str]) -> list[str]:
+    """Names of the runs: file names, or longer paths when two file names are the same."""
+    names = [os.path.basename(p) for p in paths]
+    if len(set(names)) < len(names):
+        names = list(paths)
+    if len(set(names)) < len(names):
+        names = [f"{p} ({i + 1})" for i, p in enumerate(paths)]
+    return names
+
+
+def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: set[str], *, missing: str,
+                         per_query: bool, ties: str, bounds: bool, seed: int, fmt: str, digits: int,
+                         compare: bool, test: str, alpha: float, correction: str, resamples: int,
+                         progress: bool) -> str:
+    import tierank
+    from .formats import RunResults, render
+    from .io.trec import read_run_tag
+
+    names = _run_names(runs)
+    bar = _Progress(len(runs) + (1 if compare else 0), progress)
+    results = []
+    try:
+        for path, name in zip(runs, names):
+            bar.step(f"evaluating {name}")
+            with _reported_warnings() as caught:
+                res = tierank.evaluate(qrels, path, list(dict.fromkeys(m.measure for m in shown)), ties=ties,
+                                       bounds=bounds, missing=missing, seed=seed)
+            _print_warnings(caught, name)
+            runid = read_run_tag(path) if fmt in ("trec", "json") else None
+            results.append(RunResults(name, res, runid))
+            bar.advance()
+        if compare:
+            if len(runs) < 2:
+                raise InputError("--compare needs at least two runs")
+            bar.step("significance tests")
+            from .compare import Comparison
+
+            with _reported_warnings() as caught:
+                comparison = Comparison.from_results({r.name: r.results for r in results},
+                                                     {m.label: str(m.measure) for m in shown}, test=test,
+                                                     alpha=alpha, correction=correction,
+                                                     n_resamples=resamples, seed=seed)
+            _print_warnings(caught)
+            bar.advance()
+    finally:
+        bar.close()
+    if compare:
+        return comparison.render(fmt, digits=digits)
+    return render(results, shown, fmt, per_query=per_query, bounds=bounds, digits=digits,
+                  show_runid="runid" in extra, show_num_q="num_q" in extra)
+
+
+@main.command("ties", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("qrels", type=_FILE)
+@click.argument("runs", nargs=-1, required=True, type=_FILE, metavar="RUN [RUN]...")
+@_common
+@click.option("-f", "--format", "fmt", type=click.Choice([f for f in FORMAT_CHOICES if f != "trec"]),
+              default="table", show_default=True, help="Output format.")
+@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimals of the printed values.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
+def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
+                 complete: bool, missing: str | None, fmt: str, digits: int, progress: bool | None) -> None:
+    """How much ties move each measure: the first thing to look at when two tools disagree.
+
+    For each measure: the expected value over all orderings of tied documents, the range [min, max]
+    over those orderings, what trec_eval's tie-break (document id descending) gives, how many queries
+    change with the order of ties, and the share of retrieved documents in ties that can change it.
+
+    \b
+    Example:
+      tierank ties qrels.txt run.txt -m nDCG@10 AP P@5
+    """
+    from .report import tie_report
+
+    missing_mode = _missing(complete, missing)
+    with _errors_to_exit():
+        shown, _ = expand_measures(measures or ("official",), _rel(rel_level))
+        shown = [m for m in shown if m.measure.family.name != "NumQ"]
+        if not shown:
+            raise InputError("no measure to report on; add one with -m")
+        names = _run_names(runs)
+        bar = _Progress(len(runs), _progress_enabled(progress, fmt))
+        parts = []
+        try:
+            for path, name in zip(runs, names):
+                bar.step(f"tie report of {name}")
+                with _reported_warnings() as caught:
+                    report = tie_report(qrels, path, {m.label: m.measure for m in shown}, missing=missing_mode,
+                                        name=name)
+                _print_warnings(caught, name)
+                parts.append(report)
+                bar.advance()
+        finally:
+            bar.close()
+        from .report import render_reports
+
+        out = render_reports(parts, fmt, digits=digits)
+    click.echo(out, nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,397 @@
+"""Output formats of the command line: aligned text tables, trec_eval's layout, JSON, CSV, Markdown, LaTeX.
+
+The command line evaluates one or more runs and hands the results here as :class:`RunResults`
+(one per run) with the measures to show, each a :class:`ShownMeasure` (the label the user wrote,
+the measure, and how trec_eval spells it). Every function returns text; nothing is printed here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .measures import Measure
+from .results import Results
+
+__all__ = [
+    "FORMATS",
+    "ShownMeasure",
+    "RunResults",
+    "render",
+    "text_table",
+    "markdown_table",
+    "latex_table",
+    "format_value",
+    "trec_eval_order",
+]
+
+FORMATS = ("table", "trec", "json", "csv", "markdown", "latex")
+
+# trec_eval prints its measures in the order of its measure table, whatever the order on the command line
+_TREC_ORDER = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+               "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
+               "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut",
+               "map_cut", "relative_P", "success"]
+
+
+@dataclass(frozen=True)
+class ShownMeasure:
+    """A measure as the user asked for it.
+
+    Attributes
+    ----------
+    label : str
+        How it is shown (``"nDCG@10"`` as written; trec_eval names as trec_eval prints them, ``"P_5"``).
+    measure : Measure
+        The measure evaluated (with ``-l`` applied).
+    trec_name : str or None
+        trec_eval's spelling (``"ndcg_cut_10"``), or None if trec_eval has no such measure; then
+        ``--format trec`` prints ``str(measure)``.
+    """
+
+    label: str
+    measure: Measure
+    trec_name: str | None = None
+
+    @property
+    def is_count(self) -> bool:
+        """True for NumQ, NumRet, NumRel, NumRelRet: summed over queries and printed as integers."""
+        return self.measure.family.aggregate == "sum"
+
+
+@dataclass
+class RunResults:
+    """The results of one run, with its display name and trec_eval ``runid`` (the run's tag)."""
+
+    name: str
+    results: Results
+    runid: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def column(self, m: ShownMeasure, frame: str = "per_query") -> pd.Series:
+        table = getattr(self.results, frame)
+        return table[str(m.measure)]
+
+    def mean(self, m: ShownMeasure, which: str = "mean") -> float:
+        source = {"mean": self.results.mean, "lower": self.results.mean_lower,
+                  "upper": self.results.mean_upper}[which]
+        return float(source[str(m.measure)])
+
+
+def trec_eval_order(measures: Sequence[ShownMeasure]) -> list[ShownMeasure]:
+    """Measures in the order trec_eval prints them: its measure table, cutoffs ascending; measures
+    trec_eval does not know come last, in the order given."""
+    def key(item: tuple[int, ShownMeasure]) -> tuple:
+        i, m = item
+        if m.trec_name is None:
+            return (len(_TREC_ORDER), i, 0)
+        base = m.trec_name
+        for name in sorted(_TREC_ORDER, key=len, reverse=True):
+            if base == name or base.startswith(name + "_"):
+                return (_TREC_ORDER.index(name), m.measure.cutoff or 0, i)
+        return (len(_TREC_ORDER), i, 0)
+    return [m for _, m in sorted(enumerate(measures), key=key)]
+
+
+def format_value(v: float, count: bool = False, digits: int = 4) -> str:
+    """``0.1785`` with ``digits`` decimals; counts as integers when they are whole numbers."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if count and float(v).is_integer():
+        return str(int(v))
+    return f"{v:.{digits}f}"
+
+
+def _cell(v: float, lo: float | None, hi: float | None, count: bool, digits: int) -> str:
+    text = format_value(v, count, digits)
+    if lo is None:
+        return text
+    return f"{text} [{format_value(lo, count, digits)}, {format_value(hi, count, digits)}]"
+
+
+# ----------------------------------------------------------------------------------- tables of text
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> str:
+    """An aligned plain-text table: first column left-aligned, the others right-aligned.
+
+    Examples
+    --------
+    >>> print(text_table(["measure", "value"], [["AP", "0.5000"], ["P@10", "0.3000"]]))
+    measure   value
+    AP       0.5000
+    P@10     0.3000
+    """
+    align = align or "l" + "r" * (len(header) - 1)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [str(c).ljust(w) if a == "l" else str(c).rjust(w) for c, w, a in zip(cells, widths, align)]
+        return "  ".join(out).rstrip()
+    return "\n".join([line(header), *(line(r) for r in rows)])
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> str:
+    """A GitHub-flavoured Markdown table (numbers right-aligned).
+
+    Examples
+    --------
+    >>> print(markdown_table(["measure", "value"], [["AP", "0.5000"]]))
+    | measure | value |
+    |:--|--:|
+    | AP | 0.5000 |
+    """
+    align = align or "l" + "r" * (len(header) - 1)
+    esc = [[str(c).replace("|", "\\|") for c in r] for r in [header, *rows]]
+    rule = "|" + "|".join(":--" if a == "l" else "--:" for a in align) + "|"
+    return "\n".join(["| " + " | ".join(esc[0]) + " |", rule, *("| " + " | ".join(r) + " |" for r in esc[1:])])
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX's special characters.
+
+    >>> latex_escape("ndcg_cut_10 & P@5")
+    'ndcg\\\\_cut\\\\_10 \\\\& P@5'
+    """
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def latex_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None,
+                caption: str | None = None, raw: bool = False) -> str:
+    """A LaTeX ``table`` with a booktabs ``tabular`` (cells escaped unless ``raw``)."""
+    align = align or "l" + "r" * (len(header) - 1)
+    esc = (lambda c: str(c)) if raw else latex_escape
+    lines = [r"\begin{table}[t]", r"\centering"]
+    if caption:
+        lines.append(r"\caption{" + latex_escape(caption) + "}")
+    lines += [r"\begin{tabular}{" + align + "}", r"\toprule",
+              " & ".join(latex_escape(h) for h in header) + r" \\", r"\midrule"]
+    lines += [" & ".join(esc(c) for c in r) + r" \\" for r in rows]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines)
+
+
+def _render_table(fmt: str, header: Sequence[str], rows: Sequence[Sequence[str]], title: str | None) -> str:
+    if fmt == "markdown":
+        body = markdown_table(header, rows)
+        return (f"**{title}**\n\n" if title else "") + body
+    if fmt == "latex":
+        return latex_table(header, rows, caption=title)
+    body = text_table(header, rows)
+    return (title + "\n" if title else "") + body
+
+
+# ---------------------------------------------------------------------------------------- renderers
+
+
+def render(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: str = "table", *,
+           per_query: bool = False, bounds: bool = False, digits: int = 4, show_runid: bool = False,
+           show_num_q: bool = False) -> str:
+    """Render evaluation results in one of :data:`FORMATS`.
+
+    Parameters
+    ----------
+    runs : sequence of RunResults
+    measures : sequence of ShownMeasure
+        In the order to show (``trec`` reorders them as trec_eval does).
+    fmt : {"table", "trec", "json", "csv", "markdown", "latex"}
+    per_query : bool
+        Also show one row per query (trec_eval ``-q``).
+    bounds : bool
+        Show the minimum and maximum over tie orderings (the results must hold them).
+    digits : int
+        Decimals of the human formats and of ``trec`` (trec_eval prints 4).
+    show_runid, show_num_q : bool
+        ``trec`` only: print trec_eval's ``runid`` and ``num_q`` lines (it prints them when they are
+        asked for, as in its default measure set).
+    """
+    if fmt == "trec":
+        return "".join(trec_eval_text(r, measures, per_query=per_query, digits=digits,
+                                      show_runid=show_runid, show_num_q=show_num_q) for r in runs)
+    if fmt == "json":
+        return json_text(runs, measures, per_query=per_query, bounds=bounds)
+    if fmt == "csv":
+        return csv_text(runs, measures, per_query=per_query, bounds=bounds)
+    if fmt not in ("table", "markdown", "latex"):
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    parts = [_summary(runs, measures, fmt, bounds, digits)]
+    if per_query:
+        parts += _per_query_tables(runs, measures, fmt, bounds, digits)
+    return "\n\n".join(parts) + "\n"
+
+
+def _title(runs: Sequence[RunResults]) -> str:
+    ties = runs[0].results.ties
+    if len(runs) == 1:
+        n = len(runs[0].results.per_query)
+        return f"{runs[0].name}: {n} quer{'y' if n == 1 else 'ies'}, ties={ties}"
+    return f"{len(runs)} runs, ties={ties}"
+
+
+def _summary(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: str, bounds: bool,
+             digits: int) -> str:
+    if len(runs) == 1:
+        r = runs[0]
+        header = ["measure", "value"] + (["min", "max"] if bounds else [])
+        rows = []
+        for m in measures:
+            row = [m.label, format_value(r.mean(m), m.is_count, digits)]
+            if bounds:
+                row += [format_value(r.mean(m, "lower"), m.is_count, digits),
+                        format_value(r.mean(m, "upper"), m.is_count, digits)]
+            rows.append(row)
+        return _render_table(fmt, header, rows, _title(runs))
+    header = ["measure"] + [r.name for r in runs]
+    rows = [[m.label] + [_cell(r.mean(m), r.mean(m, "lower") if bounds else None,
+                               r.mean(m, "upper") if bounds else None, m.is_count, digits) for r in runs]
+            for m in measures]
+    return _render_table(fmt, header, rows, _title(runs))
+
+
+def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: str, bounds: bool,
+                      digits: int) -> list[str]:
+    def cell(r: RunResults, m: ShownMeasure, q: Any) -> str:
+        if q not in r.results.per_query.index:
+            return ""
+        v = r.column(m).loc[q]
+        lo = r.column(m, "lower").loc[q] if bounds else None
+        hi = r.column(m, "upper").loc[q] if bounds else None
+        return _cell(float(v), None if lo is None else float(lo), None if hi is None else float(hi),
+                     m.is_count, digits)
+
+    def all_cell(r: RunResults, m: ShownMeasure) -> str:
+        return _cell(r.mean(m), r.mean(m, "lower") if bounds else None, r.mean(m, "upper") if bounds else None,
+                     m.is_count, digits)
+
+    if len(runs) == 1:
+        r = runs[0]
+        header = ["query"] + [m.label for m in measures]
+        rows = [[str(q)] + [cell(r, m, q) for m in measures] for q in r.results.per_query.index]
+        rows.append(["all"] + [all_cell(r, m) for m in measures])
+        return [_render_table(fmt, header, rows, f"{r.name}: per query")]
+    queries = _union_index([r.results.per_query.index for r in runs])
+    tables = []
+    for m in measures:
+        header = ["query"] + [r.name for r in runs]
+        rows = [[str(q)] + [cell(r, m, q) for r in runs] for q in queries]
+        rows.append(["all"] + [all_cell(r, m) for r in runs])
+        tables.append(_render_table(fmt, header, rows, f"{m.label}: per query"))
+    return tables
+
+
+def _union_index(indexes: Sequence[pd.Index]) -> list:
+    seen: dict = {}
+    for ix in indexes:
+        for q in ix:
+            seen.setdefault(q, None)
+    values = list(seen)
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=str)
+
+
+def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_query: bool = False,
+                   digits: int = 4, show_runid: bool = False, show_num_q: bool = False) -> str:
+    """trec_eval's output: ``%-22s\\t%s\\t%.4f`` lines, per query (string order) then ``all``.
+
+    Measures are named as trec_eval names them (``P_5``, ``ndcg_cut_10``, ``num_rel_ret``) and put in
+    trec_eval's order; counts are printed as integers. ``runid`` (the run's tag) and ``num_q`` lines
+    come first in the ``all`` block when asked for.
+    """
+    ordered = []
+    names = set()
+    for m in trec_eval_order(measures):  # each printed name once, as trec_eval prints it
+        name = m.trec_name or str(m.measure)
+        if m.measure.family.name != "NumQ" and name not in names:
+            names.add(name)
+            ordered.append(m)
+    lines: list[str] = []
+
+    def line(name: str, qid: str, value: str) -> None:
+        lines.append(f"{name:<22}\t{qid}\t{value}")
+
+    def value(v: float, m: ShownMeasure) -> str:
+        if m.is_count and float(v).is_integer():
+            return str(int(v))
+        return f"{v:.{digits}f}"
+
+    if per_query:
+        frame = run.results.per_query
+        queries = sorted(frame.index, key=str)
+        for q in queries:
+            for m in ordered:
+                line(m.trec_name or str(m.measure), str(q), value(float(run.column(m).loc[q]), m))
+    if show_runid:
+        line("runid", "all", run.runid or run.name)
+    if show_num_q:
+        line("num_q", "all", str(len(run.results.per_query)))
+    for m in ordered:
+        line(m.trec_name or str(m.measure), "all", value(run.mean(m), m))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _nan_to_none(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return None if math.isnan(v) else v
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def json_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, per_query: bool = False,
+              bounds: bool = False) -> str:
+    """JSON: ``{"ties", "measures": {label: canonical}, "runs": [{"run", "runid", "queries", "mean",
+    ["lower", "upper"], ["per_query": {qid: {label: value}}, "per_query_lower", "per_query_upper"]}]}``."""
+    out: dict[str, Any] = {"ties": runs[0].results.ties if runs else None,
+                           "measures": {m.label: str(m.measure) for m in measures}, "runs": []}
+    for r in runs:
+        item: dict[str, Any] = {"run": r.name, "runid": r.runid, "queries": int(len(r.results.per_query)),
+                                "mean": {m.label: _nan_to_none(r.mean(m)) for m in measures}}
+        if bounds:
+            item["lower"] = {m.label: _nan_to_none(r.mean(m, "lower")) for m in measures}
+            item["upper"] = {m.label: _nan_to_none(r.mean(m, "upper")) for m in measures}
+        if per_query:
+            frames = [("per_query", "per_query")] + ([("per_query_lower", "lower"),
+                                                       ("per_query_upper", "upper")] if bounds else [])
+            for key, frame in frames:
+                item[key] = {str(q): {m.label: _nan_to_none(r.column(m, frame).loc[q]) for m in measures}
+                             for q in r.results.per_query.index}
+        item.update(r.extra)
+        out["runs"].append(item)
+    return json.dumps(out, indent=2) + "\n"
+
+
+def csv_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, per_query: bool = False,
+             bounds: bool = False) -> str:
+    """Tidy CSV, one value per line: ``run,query,measure,value[,lower,upper]``; ``query`` is ``all`` for
+    the aggregate over queries (as in trec_eval), values at full precision."""
+    records = []
+    for r in runs:
+        if per_query:
+            for q in r.results.per_query.index:
+                for m in measures:
+                    rec = {"run": r.name, "query": str(q), "measure": m.label,
+                           "value": float(r.column(m).loc[q])}
+                    if bounds:
+                        rec["lower"] = float(r.column(m, "lower").loc[q])
+                        rec["upper"] = float(r.column(m, "upper").loc[q])
+                    records.append(rec)
+        for m in measures:
+            rec = {"run": r.name, "query": "all", "measure": m.label, "value": r.mean(m)}
+            if bounds:
+                rec["lower"] = r.mean(m, "lower")
+                rec["upper"] = r.mean(m, "upper")
+            records.append(rec)
+    columns = ["run", "query", "measure", "value"] + (["lower", "upper"] if bounds else [])
+    return pd.DataFrame.from_records(records, columns=columns).to_csv(index=False, lineterminator="\n")

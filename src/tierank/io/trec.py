@@ -1,0 +1,721 @@
+"""TREC run and qrels files: strict, fast readers and plain writers.
+
+File formats (as trec_eval reads them)
+--------------------------------------
+run file
+    ``qid Q0 docid rank score tag``: at least six fields; the second (``Q0``) and fourth (``rank``)
+    fields are ignored, like any field after the sixth (trec_eval orders documents by score, never
+    by the rank column). The tag of the first line is the run's name (trec_eval's ``runid``).
+qrels file
+    ``qid iter docid grade``: exactly four fields; ``iter`` is ignored. Grades are numbers; negative
+    grades are valid (TREC marks junk pages with -2) and count as non-relevant with zero gain.
+
+Rules, the same for both files
+------------------------------
+* Fields are separated by runs of spaces and tabs; leading and trailing blanks are ignored.
+* Lines end with ``\\n`` or ``\\r\\n``. Blank lines, and lines whose first field starts with ``#``
+  (comments), are skipped; they still count in line numbers.
+* The file may be gzip-compressed (recognised by its content, whatever its name). A UTF-8 byte order
+  mark at the start is ignored.
+* Anything else is an error that names the file and the line: too few (or, in qrels, too many)
+  fields, a score or grade that is not a number (decimal or exponent notation such as ``2.5``,
+  ``-1e-3``, ``.5``, or ``inf`` / ``infinity``; no digit separators, no non-ASCII digits: the
+  numbers pyarrow and C's ``strtod`` read), a NaN score or grade, an infinite grade (infinite scores
+  are valid and tie with each other), a document listed twice for one query
+  (raised when the run is joined with its qrels), a file with no data line, and a file that is not
+  text (a NUL or another control character, a lone carriage return, bytes that are not UTF-8).
+
+Speed
+-----
+The text is split with pyarrow's CSV reader and compute kernels when pyarrow is installed, otherwise
+with pandas' C parser; both give the same results and the same errors. Python loops run only to
+name the offending line once an error is known.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..data.join import Columns
+from ..errors import InputError
+
+__all__ = [
+    "read_run",
+    "read_qrels",
+    "read_run_columns",
+    "read_qrels_columns",
+    "read_run_tag",
+    "write_run",
+    "write_qrels",
+]
+
+#: Force one parsing engine ("pyarrow" or "pandas"); None picks pyarrow when it is importable.
+ENGINE: str | None = None
+#: pyarrow engine: hand ids to the join as pandas ArrowStringArrays instead of numpy object arrays.
+ARROW_IDS = True
+
+_BOM = b"\xef\xbb\xbf"
+# bytes allowed in a text file: printable ASCII, tab, LF, CR, and every byte >= 0x80 (checked as UTF-8)
+_TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n\r" + bytes(range(0x80, 0x100))
+# characters a number may contain (decimal notation, exponent, sign, inf/infinity/nan spelled in any case)
+_NUMBER_CHARS = b"0123456789.+-eEiInNfFtTyYaA"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What one kind of file looks like."""
+
+    kind: str                # "run" or "qrels"
+    fields: str              # the field names, for messages
+    min_fields: int
+    max_fields: int | None   # None: extra fields are ignored
+    qid: int                 # field positions
+    docid: int
+    value: int
+    value_name: str          # "score" or "grade"
+
+
+_RUN = _Layout("run", "qid Q0 docid rank score tag", 6, None, 0, 2, 4, "score")
+_QRELS = _Layout("qrels", "qid iter docid grade", 4, 4, 0, 2, 3, "grade")
+
+
+# --------------------------------------------------------------------------------------------- bytes
+
+
+def _name(path: Any) -> str:
+    return os.fspath(path) if not isinstance(path, bytes) else path.decode(errors="replace")
+
+
+def _line_of(data: bytes, pos: int) -> tuple[int, int]:
+    """1-based (line, column) of byte offset ``pos``."""
+    line = data.count(b"\n", 0, pos) + 1
+    start = data.rfind(b"\n", 0, pos) + 1
+    return line, pos - start + 1
+
+
+def _read_bytes(path: Any) -> tuple[bytes, str]:
+    """The file's bytes (gunzipped), checked to be text; raises InputError naming file and line."""
+    name = _name(path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as err:
+            raise InputError(f"not a valid gzip file ({err})", file=name) from None
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    _check_text(data, name)
+    return data, name
+
+
+def _check_text(data: bytes, name: str) -> None:
+    """Raise InputError at the first byte that is not text: a control character (NUL included), a
+    carriage return not followed by a line feed, or a byte sequence that is not UTF-8."""
+    problems: list[tuple[int, str]] = []
+    bad = data.translate(None, _TEXT_BYTES)
+    if bad:
+        pos = min(data.find(bytes([b])) for b in set(bad))
+        problems.append((pos, "NUL byte" if data[pos] == 0 else f"control character 0x{data[pos]:02x}"))
+    n_cr = data.count(b"\r")
+    if n_cr and n_cr != data.count(b"\r\n"):
+        pos = next(i for i in _find_all(data, b"\r") if data[i + 1:i + 2] != b"\n")
+        problems.append((pos, "carriage return without a line feed (old Mac line endings are not supported)"))
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            problems.append((err.start, f"byte 0x{data[err.start]:02x} is not UTF-8"))
+    if problems:
+        pos, what = min(problems)
+        line, col = _line_of(data, pos)
+        raise InputError(f"not a text file: {what}, at column {col}", file=name, line=line)
+
+
+def _find_all(data: bytes, sub: bytes) -> Iterable[int]:
+    i = data.find(sub)
+    while i >= 0:
+        yield i
+        i = data.find(sub, i + 1)
+
+
+def _line_text(data: bytes, line: int, limit: int = 120) -> str:
+    """Line ``line`` (1-based) of the text, shortened for a message."""
+    start = 0
+    for _ in range(line - 1):
+        start = data.find(b"\n", start) + 1
+    end = data.find(b"\n", start)
+    text = data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace").rstrip("\r")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# ------------------------------------------------------------------------------------------ engines
+
+
+def _engine() -> str:
+    if ENGINE is not None:
+        if ENGINE not in ("pyarrow", "pandas"):
+            raise ValueError(f"tierank.io.trec.ENGINE must be 'pyarrow', 'pandas' or None, not {ENGINE!r}")
+        return ENGINE
+    try:
+        import pyarrow.compute  # noqa: F401
+        import pyarrow.csv  # noqa: F401
+    except ImportError:
+        return "pandas"
+    return "pyarrow"
+
+
+@dataclass
+class _Split:
+    """The fields of every physical line (row i is line i + 1), as the engines report them."""
+
+    n_rows: int
+    blank: np.ndarray                 # bool per row: no field at all
+    comment: np.ndarray               # bool per row: first field starts with '#'
+    too_few: np.ndarray               # bool per row: fewer than min_fields fields
+    too_many: np.ndarray              # bool per row: more than max_fields fields
+    take: Any                         # take(field_index, rows) -> object ndarray of str
+    ids: Any                          # ids(field_index, rows) -> array of str ids for Columns
+    numbers: Any                      # numbers(field_index, rows) -> float64 ndarray, or None if any is bad
+
+
+def _arrow_objects(array: Any, dictionary: bool = False) -> np.ndarray:
+    """An Arrow string array (or chunked array) as a numpy object array of str.
+
+    With ``dictionary=True`` repeated strings (query ids) become one Python object each.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if dictionary and not pa.types.is_dictionary(array.type):
+        array = pc.dictionary_encode(array)
+    if pa.types.is_dictionary(array.type):
+        chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+        parts = [np.asarray(c.dictionary.to_numpy(zero_copy_only=False), dtype=object)[
+            c.indices.to_numpy(zero_copy_only=False)] for c in chunks]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _arrow_ids(array: Any, shared: bool = False) -> Any:
+    """Ids for Columns: a numpy object array of str (``shared``: one object per distinct id, for
+    query ids), or with ``ARROW_IDS`` a pandas ArrowStringArray (no Python object per id; a join
+    that encodes ids in Arrow then needs no conversion back)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if ARROW_IDS:
+        if pa.types.is_dictionary(array.type):
+            array = pc.cast(array, pa.string())
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        return pd.arrays.ArrowStringArray(array)
+    return _arrow_objects(array, dictionary=shared)
+
+
+def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
+    """Fast path: every line holds exactly the expected fields, separated by one space (or one tab).
+
+    Returns None whenever the file is not that simple (blank or comment lines, runs of blanks, extra
+    fields, anything odd in a number); the general path then reads it, with the same results.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    n_cols = layout.max_fields if layout.max_fields is not None else layout.min_fields
+    if not data or b"\t" in data:
+        if not data or b" " in data:
+            return None
+        delimiter = "\t"
+    else:
+        delimiter = " "
+    names = [str(i) for i in range(n_cols)]
+    types = {n: pa.dictionary(pa.int32(), pa.string()) for n in names}
+    types[str(layout.docid)] = pa.string()
+    types[str(layout.value)] = pa.float64()
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
+                                            newlines_in_values=False, ignore_empty_lines=False),
+            convert_options=pcsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
+                                                quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    for name in names:
+        col = table.column(name)
+        if name == str(layout.value):
+            continue
+        if name == str(layout.docid):
+            chunks = col.chunks
+            if any(len(c) and pc.min(pc.binary_length(c)).as_py() == 0 for c in chunks):
+                return None
+            continue
+        for chunk in col.chunks:
+            values = chunk.dictionary.to_pylist()
+            if "" in values or (name == "0" and any(v.startswith("#") for v in values)):
+                return None
+    scores = table.column(str(layout.value)).to_numpy()
+    if np.isnan(scores).any() or (layout.kind == "qrels" and np.isinf(scores).any()):
+        return None
+    n_rows = table.num_rows
+    false = np.zeros(n_rows, dtype=bool)
+
+    def take(k: int, rows: np.ndarray) -> np.ndarray:
+        return _arrow_objects(table.column(str(k)))[rows]
+
+    def ids(k: int, rows: np.ndarray) -> Any:
+        col = table.column(str(k))
+        if len(rows) != n_rows:
+            col = col.take(pa.array(rows))
+        return _arrow_ids(col)
+
+    def numbers(k: int, rows: np.ndarray) -> np.ndarray:
+        return np.asarray(scores, dtype=np.float64)[rows]
+
+    return _Split(n_rows, false, false, false, false, take, ids, numbers)
+
+
+def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
+    simple = _split_pyarrow_simple(data, layout)
+    if simple is not None:
+        return simple
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    if not data:
+        none = np.zeros(0, dtype=bool)
+        return _Split(0, none, none, none, none, lambda k, rows: np.zeros(0, dtype=object),
+                      lambda k, rows: np.zeros(0, dtype=object), lambda k, rows: np.zeros(0))
+    table = pcsv.read_csv(
+        pa.py_buffer(data),
+        read_options=pcsv.ReadOptions(column_names=["line"], block_size=1 << 24),
+        # \x1f cannot occur (control characters are rejected), so each line is one field
+        parse_options=pcsv.ParseOptions(delimiter="\x1f", quote_char=False, escape_char=False,
+                                        newlines_in_values=False, ignore_empty_lines=False),
+        convert_options=pcsv.ConvertOptions(column_types={"line": pa.string()}, null_values=[],
+                                            strings_can_be_null=False, quoted_strings_can_be_null=False))
+    lines = table.column("line")
+    parts = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
+    parts = parts.combine_chunks() if isinstance(parts, pa.ChunkedArray) else parts
+    n_rows = len(parts)
+    offsets = parts.offsets.to_numpy()[: n_rows + 1].astype(np.int64)
+    flat = parts.values
+    length = np.diff(offsets)
+    starts = offsets[:-1]
+    if n_rows:
+        first = flat.take(pa.array(starts))
+        blank = (length == 1) & pc.equal(first, "").to_numpy(zero_copy_only=False)
+        comment = pc.starts_with(first, "#").to_numpy(zero_copy_only=False)
+    else:
+        blank = comment = np.zeros(0, dtype=bool)
+    n_fields = np.where(blank, 0, length)
+    too_few = n_fields < layout.min_fields
+    too_many = (n_fields > layout.max_fields) if layout.max_fields is not None else np.zeros(n_rows, bool)
+
+    def field(k: int, rows: np.ndarray):
+        return flat.take(pa.array(starts[rows] + k))
+
+    def take(k: int, rows: np.ndarray) -> np.ndarray:
+        return _arrow_objects(field(k, rows))
+
+    def ids(k: int, rows: np.ndarray) -> Any:
+        return _arrow_ids(field(k, rows), shared=k == layout.qid)
+
+    def numbers(k: int, rows: np.ndarray) -> np.ndarray | None:
+        try:
+            return np.asarray(pc.cast(field(k, rows), pa.float64()).to_numpy(zero_copy_only=False),
+                              dtype=np.float64)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+
+    return _Split(n_rows, blank, comment, too_few, too_many, take, ids, numbers)
+
+
+def _split_pandas(data: bytes, layout: _Layout) -> _Split:
+    n_cols = layout.max_fields + 1 if layout.max_fields is not None else layout.min_fields
+    last = n_cols - 1  # run: the tag (absent: too few fields); qrels: a fifth field (too many)
+    used = sorted({0, layout.qid, layout.docid, layout.value, last})
+    # a first line with n_cols fields: pandas takes the number of columns from the first line, and
+    # with usecols it ignores the fields of longer lines
+    sentinel = b"x " * n_cols + b"\n"
+    frame = pd.read_csv(io.BytesIO(sentinel + data), sep=r"\s+", header=None, names=list(range(n_cols)),
+                        usecols=used, dtype=object, na_filter=False,
+                        quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c", encoding="utf-8")
+    n_rows = len(frame) - 1
+    cols = {k: frame[k].to_numpy(dtype=object)[1:] for k in used}
+    blank = np.asarray(cols[0] == "", dtype=bool)
+    if b"#" in data:
+        comment = pd.Series(cols[0], dtype=object).str.startswith("#").to_numpy(dtype=bool)
+    else:
+        comment = np.zeros(n_rows, dtype=bool)
+    if layout.max_fields is None:
+        too_few = np.asarray(cols[last] == "", dtype=bool)
+        too_many = np.zeros(n_rows, dtype=bool)
+    else:
+        too_few = np.asarray(cols[layout.min_fields - 1] == "", dtype=bool)
+        too_many = np.asarray(cols[last] != "", dtype=bool)
+    check_chars = b"_" in data or not data.isascii()
+
+    def take(k: int, rows: np.ndarray) -> np.ndarray:
+        return cols[k][rows]
+
+    ids = take
+
+    def numbers(k: int, rows: np.ndarray) -> np.ndarray | None:
+        values = cols[k][rows]
+        try:
+            out = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        # float() also reads '1_000' and non-ASCII digits, which pyarrow (and trec_eval) do not
+        if check_chars and len(values) and "".join(values).encode().translate(None, _NUMBER_CHARS):
+            return None
+        return out
+
+    return _Split(n_rows, blank, comment, too_few, too_many, take, ids, numbers)
+
+
+def _parse_number(text: str) -> float | None:
+    """The slow twin of the engines' number parsing: None if ``text`` is not a number."""
+    if not text.isascii() or text.encode().translate(None, _NUMBER_CHARS):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------- read
+
+
+def _read_columns(path: Any, layout: _Layout) -> tuple[Columns, bytes, np.ndarray]:
+    data, name = _read_bytes(path)
+    split = (_split_pyarrow if _engine() == "pyarrow" else _split_pandas)(data, layout)
+    skip = split.blank | split.comment
+    bad_count = ~skip & (split.too_few | split.too_many)
+    rows = np.flatnonzero(~skip & ~bad_count)
+    first_bad_count = int(np.argmax(bad_count)) if bad_count.any() else None
+
+    # numbers of the well-formed lines: the fast parser, or a Python loop to find the culprit
+    values = split.numbers(layout.value, rows)
+    bad_value: tuple[int, str] | None = None  # (row, message)
+    if values is None:
+        texts = split.take(layout.value, rows)
+        for i, text in zip(rows, texts):
+            v = _parse_number(text)
+            if v is None:
+                bad_value = (int(i), f"the {layout.value_name} {text!r} is not a number")
+                break
+            if v != v or (layout.kind == "qrels" and abs(v) == float("inf")):
+                bad_value = (int(i), _bad_float_message(layout, v))
+                break
+    else:
+        bad = np.isnan(values) | (np.isinf(values) if layout.kind == "qrels" else False)
+        if bad.any():
+            j = int(np.argmax(bad))
+            bad_value = (int(rows[j]), _bad_float_message(layout, float(values[j])))
+
+    if first_bad_count is not None and (bad_value is None or first_bad_count < bad_value[0]):
+        line = first_bad_count + 1
+        fields = _fields(_line_text(data, line, limit=10 ** 9))
+        n = len(fields)
+        want = (f"exactly {layout.min_fields}" if layout.max_fields == layout.min_fields
+                else f"at least {layout.min_fields}")
+        raise InputError(f"expected {want} fields ({layout.fields}), found {n}: {_line_text(data, line)!r}",
+                         file=name, line=line)
+    if bad_value is not None:
+        line = bad_value[0] + 1
+        raise InputError(f"{bad_value[1]}: {_line_text(data, line)!r}", file=name, line=line)
+    if not len(rows):
+        what = "the file is empty" if not data.strip() else "the file holds only blank and comment lines"
+        raise InputError(f"no {layout.kind} line: {what} (expected lines '{layout.fields}')",
+                         file=name, line=1)
+    cols = Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
+                   value=np.ascontiguousarray(values, dtype=np.float64), source=name,
+                   lines=(rows + 1).astype(np.int64))
+    return cols, data, rows
+
+
+def _fields(line: str) -> list[str]:
+    """The fields of one line, as the readers split it (runs of spaces and tabs)."""
+    return [f for f in re.split(r"[ \t\r]+", line) if f]
+
+
+def _bad_float_message(layout: _Layout, v: float) -> str:
+    if v != v:
+        return f"the {layout.value_name} is NaN"
+    return f"the {layout.value_name} is infinite"
+
+
+def read_run_columns(path: str | os.PathLike) -> Columns:
+    """Read a TREC run file into :class:`~tierank.data.join.Columns` (query, doc, score, line numbers).
+
+    This is what :func:`tierank.evaluate` calls for a run given as a path; see :func:`read_run` for
+    the rules.
+    """
+    return _read_columns(path, _RUN)[0]
+
+
+def read_qrels_columns(path: str | os.PathLike) -> Columns:
+    """Read a TREC qrels file into :class:`~tierank.data.join.Columns` (query, doc, grade, line numbers).
+
+    This is what :func:`tierank.evaluate` calls for qrels given as a path; see :func:`read_qrels`
+    for the rules.
+    """
+    return _read_columns(path, _QRELS)[0]
+
+
+def _frame(cols: Columns, value: str) -> pd.DataFrame:
+    return pd.DataFrame({"query_id": cols.query, "doc_id": cols.doc, value: cols.value})
+
+
+def read_run(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a TREC run file (``qid Q0 docid rank score tag``, plain or gzip).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file. At least six whitespace-separated fields per line; ``Q0``, ``rank`` and fields
+        after the sixth are ignored, as trec_eval ignores them. Blank lines and ``#`` comment lines
+        are skipped.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query_id`` (str), ``doc_id`` (str), ``score`` (float64), in file order.
+
+    Raises
+    ------
+    tierank.InputError
+        A malformed line, a score that is not a number or is NaN, a file with no run line, a file
+        that is not text. The message starts with ``file:line:``.
+
+    Examples
+    --------
+    >>> import tempfile, os, tierank.io.trec as trec
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = open(path, "w").write("# BM25\\nq1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 2.5 bm25 extra\\n")
+    >>> trec.read_run(path)
+      query_id doc_id  score
+    0       q1     d1    2.5
+    1       q1     d2    2.5
+    >>> _ = open(path, "w").write("q1 Q0 d1 1 high bm25\\n")
+    >>> trec.read_run(path)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.InputError: ...run.txt:1: the score 'high' is not a number: 'q1 Q0 d1 1 high bm25'
+    """
+    return _frame(read_run_columns(path), "score")
+
+
+def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a TREC qrels file (``qid iter docid grade``, plain or gzip).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file. Exactly four whitespace-separated fields per line; ``iter`` is ignored. Blank lines
+        and ``#`` comment lines are skipped. Grades may be negative (junk, -2: non-relevant, gain 0).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query_id`` (str), ``doc_id`` (str), ``relevance`` (float64), in file order.
+
+    Raises
+    ------
+    tierank.InputError
+        A line without exactly four fields, a grade that is not a number, NaN or infinite, a file
+        with no qrels line, a file that is not text. The message starts with ``file:line:``.
+
+    Examples
+    --------
+    >>> import tempfile, os, tierank.io.trec as trec
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = open(path, "w").write("q1 0 d1 1\\nq1 0 d7 -2\\n")
+    >>> trec.read_qrels(path)
+      query_id doc_id  relevance
+    0       q1     d1        1.0
+    1       q1     d7       -2.0
+    """
+    return _frame(read_qrels_columns(path), "relevance")
+
+
+def read_run_tag(path: str | os.PathLike) -> str:
+    """The tag (sixth field) of the first line of a run file: trec_eval's ``runid``.
+
+    Only the lines up to the first data line are read and checked.
+
+    Examples
+    --------
+    >>> import tempfile, os, tierank.io.trec as trec
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = open(path, "w").write("q1 Q0 d1 1 2.5 bm25\\n")
+    >>> trec.read_run_tag(path)
+    'bm25'
+    """
+    name = _name(path)
+    opener = gzip.open if _is_gzip(path) else open
+    try:
+        with opener(path, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                fields = raw.decode("utf-8", errors="replace").split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                if len(fields) < _RUN.min_fields:
+                    raise InputError(f"expected at least 6 fields ({_RUN.fields}), found {len(fields)}",
+                                     file=name, line=number)
+                return fields[5]
+    except (OSError, EOFError, zlib.error) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise InputError(f"cannot read the file ({err})", file=name) from None
+    raise InputError("no run line: the file is empty", file=name, line=1)
+
+
+def _is_gzip(path: Any) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+# -------------------------------------------------------------------------------------------- write
+
+
+def _check_ids(ids: np.ndarray, what: str, kind: str) -> np.ndarray:
+    text = np.asarray([str(x) for x in ids], dtype=object) if len(ids) else np.zeros(0, dtype=object)
+    for x in text:
+        if not x or any(c.isspace() for c in x) or (what == "query id" and x.startswith("#")):
+            raise InputError(f"cannot write the {kind}: {what} {x!r} is empty, holds whitespace or "
+                             "starts with '#', so it could not be read back")
+    return text
+
+
+def _format_number(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v))
+
+
+def write_run(run: Any, path: str | os.PathLike, *, tag: str = "tierank") -> None:
+    """Write a run as a TREC run file (gzip-compressed if ``path`` ends with ``.gz``).
+
+    Lines are ``qid Q0 docid rank score tag``, grouped by query (queries in sorted order), documents by
+    score descending, ties broken as trec_eval breaks them (document id descending), so that the rank
+    column matches the order trec_eval evaluates. Scores are written exactly (shortest round-trip
+    form), so reading the file back gives the same numbers.
+
+    Parameters
+    ----------
+    run : dict or pandas.DataFrame
+        ``{qid: {docid: score}}`` or a DataFrame with ``query_id, doc_id, score`` columns.
+    path : str or os.PathLike
+    tag : str, default="tierank"
+        The sixth field (trec_eval's ``runid``).
+
+    Examples
+    --------
+    >>> import tempfile, os, tierank.io.trec as trec
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> trec.write_run({"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.9}}, path, tag="demo")
+    >>> print(open(path).read(), end="")
+    q1 Q0 d3 1 0.9 demo
+    q1 Q0 d2 2 0.5 demo
+    q1 Q0 d1 3 0.5 demo
+    """
+    from .frames import to_columns
+
+    if not tag or any(c.isspace() for c in tag):
+        raise InputError(f"the run tag {tag!r} must be a non-empty word without whitespace")
+    cols = to_columns(run, "run")
+    scores = _numbers(cols.value, "score")
+    if np.isnan(scores).any():
+        raise InputError("cannot write the run: a score is NaN")
+    q = _check_ids(cols.query, "query id", "run")
+    d = _check_ids(cols.doc, "document id", "run")
+    qcode = _sort_codes(cols.query, q)
+    # query, then score descending, then document id descending (trec_eval's order)
+    dcode = _string_rank(d)
+    order = np.lexsort((-dcode, -scores, qcode))
+    q, d, scores = q[order], d[order], scores[order]
+    starts = np.r_[True, q[1:] != q[:-1]] if len(q) else np.zeros(0, bool)
+    group = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    rank = np.arange(len(q)) - first[group] + 1 if len(q) else np.zeros(0, int)
+    lines = [f"{a} Q0 {b} {r} {repr(float(s))} {tag}\n" for a, b, r, s in zip(q, d, rank, scores)]
+    _write_text(path, "".join(lines))
+
+
+def write_qrels(qrels: Any, path: str | os.PathLike) -> None:
+    """Write judgments as a TREC qrels file (gzip-compressed if ``path`` ends with ``.gz``).
+
+    Lines are ``qid 0 docid grade``, queries in sorted order and documents in the order given.
+    Integral grades are written as integers.
+
+    Parameters
+    ----------
+    qrels : dict or pandas.DataFrame
+        ``{qid: {docid: grade}}`` or a DataFrame with ``query_id, doc_id, relevance`` columns.
+    path : str or os.PathLike
+
+    Examples
+    --------
+    >>> import tempfile, os, tierank.io.trec as trec
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> trec.write_qrels({"q1": {"d1": 2, "d9": -2}}, path)
+    >>> print(open(path).read(), end="")
+    q1 0 d1 2
+    q1 0 d9 -2
+    """
+    from .frames import to_columns
+
+    cols = to_columns(qrels, "qrels")
+    grades = _numbers(cols.value, "grade")
+    if not np.isfinite(grades).all():
+        raise InputError("cannot write the qrels: a grade is NaN or infinite")
+    q = _check_ids(cols.query, "query id", "qrels")
+    d = _check_ids(cols.doc, "document id", "qrels")
+    order = np.argsort(_sort_codes(cols.query, q), kind="stable")
+    lines = [f"{a} 0 {b} {_format_number(g)}\n" for a, b, g in zip(q[order], d[order], grades[order])]
+    _write_text(path, "".join(lines))
+
+
+def _numbers(values: np.ndarray, what: str) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"every {what} must be a number") from None
+
+
+def _string_rank(ids: np.ndarray) -> np.ndarray:
+    """Rank of each id in ascending string order (equal ids, equal rank)."""
+    uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
+    return inverse.astype(np.int64)
+
+
+def _sort_codes(raw: np.ndarray, text: np.ndarray) -> np.ndarray:
+    """Query order: numbers numerically if every id is an int, else string order."""
+    if len(raw) and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in raw):
+        return np.asarray(raw, dtype=np.int64)
+    return _string_rank(text)
+
+
+def _write_text(path: Any, text: str) -> None:
+    if _name(path).endswith(".gz"):
+        with gzip.open(path, "wt", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    else:
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)

@@ -1,0 +1,379 @@
+"""TREC run and qrels files: the format rules of tierank.io.trec, each tested, on every parsing path.
+
+Every test that reads a file runs three times: pyarrow's fast path (one delimiter, fixed columns),
+pyarrow's general path (any whitespace, comments, blank lines) and pandas' C parser (the fallback
+without pyarrow). Results and error messages must be the same on all three.
+"""
+
+from __future__ import annotations
+
+import gzip
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tierank
+import tierank.io.trec as trec
+from tierank import InputError
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+ENGINES = ("pyarrow-fast", "pyarrow-general", "pandas")
+
+
+def _no_pyarrow(*args, **kwargs):  # pragma: no cover - must not be called
+    raise AssertionError("the pandas engine must not use pyarrow")
+
+
+def _set_engine(monkeypatch, engine):
+    if engine == "pandas":
+        monkeypatch.setattr(trec, "ENGINE", "pandas")
+        monkeypatch.setattr(trec, "_split_pyarrow", _no_pyarrow)
+    else:
+        monkeypatch.setattr(trec, "ENGINE", "pyarrow")
+        if engine == "pyarrow-general":
+            monkeypatch.setattr(trec, "_split_pyarrow_simple", lambda data, layout: None)
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request, monkeypatch):
+    _set_engine(monkeypatch, request.param)
+    return request.param
+
+
+def write(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def as_lists(cols):
+    return (list(map(str, cols.query)), list(map(str, cols.doc)), cols.value.tolist(), cols.lines.tolist())
+
+
+def error_of(func, path):
+    with pytest.raises(InputError) as info:
+        func(path)
+    return info.value
+
+
+def check_error(err, path, line, fragment):
+    assert err.file == str(path)
+    assert err.line == line
+    assert str(err).startswith(f"{path}:{line}: "), str(err)
+    assert fragment in str(err), str(err)
+
+
+# ------------------------------------------------------------------------------------ valid files
+
+CLEAN_RUN = "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d3 1 -0.5 tag\n"
+
+
+def test_reads_a_run(tmp_path, engine):
+    cols = trec.read_run_columns(write(tmp_path, "run.txt", CLEAN_RUN))
+    assert as_lists(cols) == (["q1", "q1", "q2"], ["d1", "d2", "d3"], [2.5, 1.5, -0.5], [1, 2, 3])
+    assert cols.source == str(tmp_path / "run.txt")
+    assert cols.value.dtype == np.float64 and cols.lines.dtype == np.int64
+
+
+def test_reads_qrels_with_negative_grades(tmp_path, engine):
+    cols = trec.read_qrels_columns(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d2 -2\nq2 0 d3 0\n"))
+    assert as_lists(cols) == (["q1", "q1", "q2"], ["d1", "d2", "d3"], [1.0, -2.0, 0.0], [1, 2, 3])
+
+
+def test_whitespace_comments_blank_lines_and_extra_fields(tmp_path, engine):
+    text = ("# a comment\n"
+            "\n"
+            "   \t \n"
+            "  q1\tQ0   d1 1\t 2.5 tag\r\n"        # leading blanks, tabs, runs of blanks, CRLF
+            "q1 Q0 d2 2 1.5 tag more junk after the tag\n"  # fields after the sixth are ignored
+            "   # an indented comment, with fields: a b c d e f\n"
+            "q2 Q0 #d3 1 -0.5 tag   \n")           # '#' inside a line is data; trailing blanks
+    cols = trec.read_run_columns(write(tmp_path, "run.txt", text))
+    assert as_lists(cols) == (["q1", "q1", "q2"], ["d1", "d2", "#d3"], [2.5, 1.5, -0.5], [4, 5, 7])
+
+
+def test_file_without_final_newline_and_bom(tmp_path, engine):
+    cols = trec.read_qrels_columns(write(tmp_path, "qrels.txt", b"\xef\xbb\xbfq1 0 d1 1\nq1 0 d2 0"))
+    assert as_lists(cols) == (["q1", "q1"], ["d1", "d2"], [1.0, 0.0], [1, 2])
+
+
+def test_gzip_is_recognised_by_content(tmp_path, engine):
+    plain = trec.read_run_columns(write(tmp_path, "run.txt", CLEAN_RUN))
+    for name in ("run.txt.gz", "run.gzipped"):
+        cols = trec.read_run_columns(write(tmp_path, name, gzip.compress(CLEAN_RUN.encode())))
+        assert as_lists(cols) == as_lists(plain)
+
+
+def test_numbers(tmp_path, engine):
+    values = ["1e5", "1E-3", ".5", "5.", "+5", "-0", "inf", "-Infinity", "00012", "1e500",
+              "0.1000000000000000055511151231257827"]
+    text = "".join(f"q1 Q0 d{i} {i} {v} t\n" for i, v in enumerate(values))
+    cols = trec.read_run_columns(write(tmp_path, "run.txt", text))
+    assert cols.value.tolist() == [float(v) for v in values]
+
+
+def test_trec_eval_files_read_the_same_on_every_path(monkeypatch):
+    seen = {}
+    for engine in ENGINES:
+        with monkeypatch.context() as m:
+            _set_engine(m, engine)
+            seen[engine] = [as_lists(trec.read_run_columns(DATA / "results.test")),
+                            as_lists(trec.read_run_columns(DATA / "results.trunc")),
+                            as_lists(trec.read_qrels_columns(DATA / "qrels.test")),
+                            as_lists(trec.read_qrels_columns(DATA / "qrels.rel_level"))]
+    assert seen["pyarrow-fast"] == seen["pyarrow-general"] == seen["pandas"]
+    run = seen["pandas"][0]
+    assert len(run[0]) == 1500 and run[3] == list(range(1, 1501))
+    assert run[1][0] == "FR940202-2-00150" and run[2][0] == 2.129133
+
+
+def test_fast_path_is_taken_for_simple_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec, "ENGINE", "pyarrow")
+    calls = []
+    original = trec._split_pyarrow_simple
+
+    def spy(data, layout):
+        out = original(data, layout)
+        calls.append(out is not None)
+        return out
+    monkeypatch.setattr(trec, "_split_pyarrow_simple", spy)
+    trec.read_run_columns(write(tmp_path, "a.txt", CLEAN_RUN))
+    trec.read_run_columns(write(tmp_path, "b.txt", CLEAN_RUN.replace(" ", "\t")))
+    trec.read_run_columns(write(tmp_path, "c.txt", CLEAN_RUN.replace("d1 1", "d1  1")))   # run of blanks
+    trec.read_run_columns(write(tmp_path, "d.txt", "#c\n" + CLEAN_RUN))                   # comment
+    trec.read_qrels_columns(write(tmp_path, "e.txt", "q1 0 d1 1\n"))
+    assert calls == [True, True, False, False, True]
+
+
+def test_engine_falls_back_to_pandas_without_pyarrow(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(trec, "ENGINE", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.csv", None)
+    assert trec._engine() == "pandas"
+
+
+def test_read_run_and_read_qrels_frames(tmp_path, engine):
+    run = trec.read_run(write(tmp_path, "run.txt", CLEAN_RUN))
+    assert list(run.columns) == ["query_id", "doc_id", "score"]
+    assert run["score"].tolist() == [2.5, 1.5, -0.5] and run["doc_id"].tolist() == ["d1", "d2", "d3"]
+    qrels = trec.read_qrels(write(tmp_path, "qrels.txt", "q1 0 d1 1\n"))
+    assert list(qrels.columns) == ["query_id", "doc_id", "relevance"]
+    assert qrels["relevance"].tolist() == [1.0]
+
+
+def test_run_tag(tmp_path):
+    assert trec.read_run_tag(DATA / "results.test") == "STANDARD"
+    path = write(tmp_path, "run.txt.gz", gzip.compress(b"# c\n\nq1 Q0 d1 1 0.5 bm25\n"))
+    assert trec.read_run_tag(path) == "bm25"
+
+
+# ------------------------------------------------------------------------------ evaluate(path)
+
+
+def test_evaluate_accepts_paths(tmp_path, engine):
+    qrels = write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
+    run = write(tmp_path, "run.txt", CLEAN_RUN)
+    by_path = tierank.evaluate(str(qrels), run, ["AP", "P@1"])   # str and pathlib.Path
+    by_dict = tierank.evaluate({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}},
+                               {"q1": {"d1": 2.5, "d2": 1.5}, "q2": {"d3": -0.5}}, ["AP", "P@1"])
+    assert by_path.mean == by_dict.mean
+    assert list(by_path.per_query.index) == ["q1", "q2"]
+
+
+def test_rank_and_q0_columns_are_ignored(tmp_path, engine):
+    qrels = write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d2 0\n")
+    a = write(tmp_path, "a.txt", "q1 Q0 d1 1 0.2 t\nq1 Q0 d2 2 0.9 t\n")
+    b = write(tmp_path, "b.txt", "q1 XX d1 7 0.2 t\nq1 0 d2 1 0.9 t\n")
+    assert tierank.evaluate(qrels, a, ["RR"]).mean == tierank.evaluate(qrels, b, ["RR"]).mean == {"RR": 0.5}
+
+
+def test_negative_grades_are_non_relevant_with_zero_gain(tmp_path, engine):
+    # TREC marks junk with -2: not relevant, gain 0 (not a negative gain), as trec_eval does
+    run = write(tmp_path, "run.txt", "q1 Q0 junk 1 0.9 t\nq1 Q0 good 2 0.5 t\n")
+    junk = write(tmp_path, "junk.txt", "q1 0 junk -2\nq1 0 good 1\n")
+    zero = write(tmp_path, "zero.txt", "q1 0 junk 0\nq1 0 good 1\n")
+    measures = ["P@1", "nDCG@2", "AP", "NumRel", "DCG@2"]
+    with_junk = tierank.evaluate(junk, run, measures).mean
+    assert with_junk == tierank.evaluate(zero, run, measures).mean
+    assert with_junk["P@1"] == 0.0 and with_junk["NumRel"] == 1
+    assert with_junk["DCG@2"] == pytest.approx(1 / np.log2(3))
+
+
+def test_trec_eval_numbers_through_files(engine):
+    # map and P_5 of trec_eval's out.test, through the readers
+    res = tierank.evaluate(DATA / "qrels.test", DATA / "results.test", ["map", "P.5", "num_rel_ret"],
+                           ties="trec_eval")
+    assert round(res.mean["map"], 4) == 0.1785 and round(res.mean["P.5"], 4) == 0.2667
+    assert res.mean["num_rel_ret"] == 131
+
+
+# ---------------------------------------------------------------------------------- malformed files
+
+RUN_ERRORS = {
+    # name: (text, line, fragment)
+    "too few fields": ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4\n", 2,
+                       "expected at least 6 fields (qid Q0 docid rank score tag), found 5: 'q1 Q0 d2 2 0.4'"),
+    "one field": ("q1 Q0 d1 1 0.5 t\n\nq1\n", 3, "found 1"),
+    "score not a number": ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 high t\n", 2, "the score 'high' is not a number"),
+    "score with underscore": ("q1 Q0 d1 1 1_000 t\n", 1, "the score '1_000' is not a number"),
+    "score with a comma": ("q1 Q0 d1 1 0,5 t\n", 1, "the score '0,5' is not a number"),
+    "non-ASCII digits": ("q1 Q0 d1 1 \u0661 t\n", 1, "is not a number"),
+    "NaN score": ("# x\nq1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 NaN t\n", 3, "the score is NaN"),
+    "first problem wins (number)": ("q1 Q0 d1 1 x t\nq1 Q0 d2\n", 1, "the score 'x' is not a number"),
+    "first problem wins (fields)": ("q1 Q0 d1 1 0.5\nq1 Q0 d2 2 x t\n", 1, "found 5"),
+    "empty file": ("", 1, "no run line: the file is empty"),
+    "only comments": ("# nothing\n\n   \n", 1, "the file holds only blank and comment lines"),
+    "NUL byte": ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n\x00\x01binary", 3, "not a text file: NUL byte, at column 1"),
+    "control character": ("q1 Q0 d1 1 0.5 t\x0b\n", 1, "not a text file: control character 0x0b, at column 17"),
+    "invalid UTF-8": (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d\xff 2 0.4 t\n", 2, "not a text file: byte 0xff is not UTF-8, at column 8"),
+    "lone carriage return": ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\rq1 Q0 d3 3 0.3 t\n", 2,
+                             "carriage return without a line feed"),
+}
+
+QRELS_ERRORS = {
+    "three fields": ("q1 0 d1 1\nq1 0 d2\n", 2, "expected exactly 4 fields (qid iter docid grade), found 3"),
+    "five fields": ("q1 0 d1 1\nq1 0 d2 1 extra\n", 2, "found 5: 'q1 0 d2 1 extra'"),
+    "run line in qrels": ("q1 Q0 d1 1 0.5 t\n", 1, "found 6"),
+    "grade not a number": ("q1 0 d1 1\n\nq1 0 d2 relevant\n", 3, "the grade 'relevant' is not a number"),
+    "NaN grade": ("q1 0 d1 nan\n", 1, "the grade is NaN"),
+    "infinite grade": ("q1 0 d1 1\nq1 0 d2 -inf\n", 2, "the grade is infinite"),
+    "empty file": ("", 1, "no qrels line: the file is empty"),
+    "binary file": (bytes(range(256)), 1, "not a text file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUN_ERRORS))
+def test_malformed_run(tmp_path, engine, case):
+    text, line, fragment = RUN_ERRORS[case]
+    path = write(tmp_path, "bad.run", text)
+    check_error(error_of(trec.read_run_columns, path), path, line, fragment)
+    # the same through evaluate()
+    qrels = write(tmp_path, "qrels.txt", "q1 0 d1 1\n")
+    with pytest.raises(InputError) as info:
+        tierank.evaluate(qrels, path, ["AP"])
+    check_error(info.value, path, line, fragment)
+
+
+@pytest.mark.parametrize("case", sorted(QRELS_ERRORS))
+def test_malformed_qrels(tmp_path, engine, case):
+    text, line, fragment = QRELS_ERRORS[case]
+    path = write(tmp_path, "bad.qrels", text)
+    check_error(error_of(trec.read_qrels_columns, path), path, line, fragment)
+
+
+@pytest.mark.parametrize("case", sorted(RUN_ERRORS) + sorted(QRELS_ERRORS))
+def test_errors_are_the_same_on_every_path(tmp_path, monkeypatch, case):
+    text, _, _ = RUN_ERRORS.get(case) if case in RUN_ERRORS else QRELS_ERRORS[case]
+    reader = trec.read_run_columns if case in RUN_ERRORS else trec.read_qrels_columns
+    path = write(tmp_path, "bad.txt", text)
+    messages = set()
+    for engine in ENGINES:
+        with monkeypatch.context() as m:
+            _set_engine(m, engine)
+            messages.add(str(error_of(reader, path)))
+    assert len(messages) == 1, messages
+
+
+def test_gzip_errors_name_the_file_and_line(tmp_path, engine):
+    path = write(tmp_path, "bad.run.gz", gzip.compress(b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 oops t\n"))
+    check_error(error_of(trec.read_run_columns, path), path, 2, "the score 'oops' is not a number")
+    broken = write(tmp_path, "broken.gz", gzip.compress(CLEAN_RUN.encode())[:20])
+    err = error_of(trec.read_run_columns, broken)
+    assert str(err).startswith(f"{broken}: not a valid gzip file")
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_duplicate_document_names_file_and_line(tmp_path, engine, kind):
+    run_text = "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n"
+    qrels_text = "q1 0 d1 1\nq1 0 d2 0\n"
+    if kind == "run":
+        run_text = "# header\n" + run_text + "q2 Q0 d1 1 0.5 t\nq1 Q0 d1 3 0.3 t\n"   # line 5
+    else:
+        qrels_text = qrels_text + "\nq1 0 d2 1\n"                                     # line 4
+    run = write(tmp_path, "run.txt", run_text)
+    qrels = write(tmp_path, "qrels.txt", qrels_text)
+    with pytest.raises(InputError) as info:
+        tierank.evaluate(qrels, run, ["AP"])
+    path, line, doc = (run, 5, "'d1'") if kind == "run" else (qrels, 4, "'d2'")
+    check_error(info.value, path, line, f"document {doc} is listed twice for query 'q1'")
+
+
+def test_missing_file_is_an_os_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        trec.read_run_columns(tmp_path / "nope.txt")
+
+
+# ---------------------------------------------------------------------------------------- writers
+
+
+def test_write_run_round_trip_and_trec_eval_order(tmp_path, engine):
+    run = {"q2": {"a": 0.5}, "q1": {"d1": 0.5, "d2": 0.5, "d3": 0.9, "d4": 0.1 + 0.2}}
+    path = tmp_path / "run.txt"
+    trec.write_run(run, path, tag="mine")
+    assert path.read_text().splitlines() == [
+        "q1 Q0 d3 1 0.9 mine", "q1 Q0 d2 2 0.5 mine", "q1 Q0 d1 3 0.5 mine",
+        "q1 Q0 d4 4 0.30000000000000004 mine", "q2 Q0 a 1 0.5 mine"]
+    back = trec.read_run(path)
+    assert dict(zip(zip(back["query_id"], back["doc_id"]), back["score"])) == {
+        (q, d): s for q, docs in run.items() for d, s in docs.items()}   # scores exact
+    assert trec.read_run_tag(path) == "mine"
+
+
+def test_write_qrels_round_trip_and_gzip(tmp_path, engine):
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q0"], "doc_id": ["d1", "d9", "x"],
+                          "relevance": [2, -2, 0.5]})
+    path = tmp_path / "qrels.txt.gz"
+    trec.write_qrels(qrels, path)
+    assert gzip.decompress(path.read_bytes()).decode().splitlines() == [
+        "q0 0 x 0.5", "q1 0 d1 2", "q1 0 d9 -2"]
+    back = trec.read_qrels(path)
+    assert back["relevance"].tolist() == [0.5, 2.0, -2.0]
+
+
+def test_writers_refuse_what_could_not_be_read_back(tmp_path):
+    with pytest.raises(InputError, match="whitespace"):
+        trec.write_run({"q1": {"doc one": 1.0}}, tmp_path / "r.txt")
+    with pytest.raises(InputError, match="whitespace"):
+        trec.write_qrels({"#q": {"d": 1}}, tmp_path / "q.txt")
+    with pytest.raises(InputError, match="tag"):
+        trec.write_run({"q1": {"d": 1.0}}, tmp_path / "r.txt", tag="two words")
+
+
+def test_large_file_is_read_quickly(tmp_path, engine):
+    # 200,000 lines: seconds for 10 million means well under a second here on every path
+    import time
+
+    n = 200_000
+    q = np.repeat(np.arange(n // 1000), 1000)
+    text = "".join(f"{a} Q0 doc{b} {b} {b / 7:.6f} run\n" for a, b in zip(q, range(n)))
+    path = write(tmp_path, "big.run", text)
+    start = time.perf_counter()
+    cols = trec.read_run_columns(path)
+    elapsed = time.perf_counter() - start
+    assert len(cols.query) == n and cols.lines[-1] == n
+    assert elapsed < 5.0, elapsed
+
+
+def test_warnings_are_not_raised_for_clean_files(tmp_path, engine):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trec.read_run_columns(write(tmp_path, "run.txt", CLEAN_RUN))
+
+
+def test_arrow_ids_option_reads_the_same(tmp_path, monkeypatch):
+    # ARROW_IDS hands ids over as pandas ArrowStringArrays (for a join that encodes them in Arrow)
+    path = write(tmp_path, "run.txt", "#c\n" + CLEAN_RUN)
+    monkeypatch.setattr(trec, "ENGINE", "pyarrow")
+    plain = as_lists(trec.read_run_columns(path))
+    monkeypatch.setattr(trec, "ARROW_IDS", True)
+    for simple in (True, False):
+        with monkeypatch.context() as m:
+            if not simple:
+                m.setattr(trec, "_split_pyarrow_simple", lambda data, layout: None)
+            cols = trec.read_run_columns(write(tmp_path, "run2.txt", CLEAN_RUN) if simple else path)
+            assert isinstance(cols.doc, pd.arrays.ArrowStringArray)
+            assert as_lists(cols)[:3] == plain[:3]
