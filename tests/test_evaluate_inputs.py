@@ -134,3 +134,31 @@ def test_matrix_rejects_non_numeric():
         tierank.evaluate_matrix([["a", "b"]], scores=[[1.0, 2.0]], measures=["P@1"])
     with pytest.raises(tierank.InputError, match="1-D or 2-D"):
         tierank.evaluate_matrix(np.zeros((2, 2, 2)), scores=np.zeros((2, 2, 2)), measures=["P@1"])
+
+
+def test_unjudged_documents_never_borrow_another_querys_judgment():
+    # With string ids only judged documents get codes; an unjudged one ("zzz") must stay grade 0,
+    # not match the last judged document of the previous query ("b" of q1).
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "relevance": [1, 1, 0]})
+    run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "zzz"], "score": [1.0, 1.0]})
+    res = tierank.evaluate(qrels, run, ["P@1", "NumRelRet"])
+    assert res.per_query["P@1"].tolist() == [1.0, 0.0]
+    assert res.per_query["NumRelRet"].tolist() == [1.0, 0.0]
+
+
+def test_duplicates_found_in_ungrouped_string_runs():
+    run = pd.DataFrame({"query_id": ["q1", "q2", "q1", "q2"], "doc_id": ["a", "a", "b", "a"],
+                        "score": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.raises(tierank.InputError, match=r"document 'a' is listed twice for query 'q2' in the run"):
+        tierank.evaluate(QRELS, run, ["AP"])
+
+
+def test_duplicate_search_by_blocks_finds_the_repeated_row():
+    from tierank.data.join import _duplicate_by_blocks
+    docs = pd.array(["a", "b", "c", "a", "d", "e", "d"], dtype="string[pyarrow]")
+    rq = np.array([0, 0, 1, 1, 2, 2, 2])
+    # blocks of two rows: "a" in queries 0 and 1 is no duplicate; "d" twice in query 2 is (row 6)
+    assert _duplicate_by_blocks(docs, rq, block=2) == 6
+    assert _duplicate_by_blocks(docs[:6], rq[:6], block=2) is None
+    shuffled = np.array([6, 0, 4, 1, 2, 3, 5])
+    assert _duplicate_by_blocks(docs[shuffled], rq[shuffled], block=3) == 2   # the later "d"

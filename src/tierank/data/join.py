@@ -136,35 +136,78 @@ def _encode_queries(run_q: Any, qrels_q: Any) -> tuple[np.ndarray, np.ndarray, n
     return codes.astype(np.int64, copy=False), qcodes.astype(np.int64, copy=False), uniques
 
 
-def _encode_docs(run_d: Any, qrels_d: Any) -> tuple[np.ndarray, np.ndarray, int]:
-    """(run codes, qrels codes, number of codes); integer ids are used as they are."""
+@dataclass
+class _DocCodes:
+    """Integer codes of document ids for the join.
+
+    ``complete``: every run document has a code of its own (integer ids, or ids encoded in full). With
+    pyarrow-encodable string ids only the judged documents get codes (the run's others are -1), which
+    saves hashing millions of unjudged ids at once; duplicates are then checked block by block.
+    """
+
+    run: np.ndarray
+    qrels: np.ndarray
+    size: int
+    complete: bool
+
+
+def _encode_docs(run_d: Any, qrels_d: Any) -> _DocCodes:
     if _is_integer_ids(run_d) and _is_integer_ids(qrels_d) and len(run_d):
         lo = int(min(run_d.min(), qrels_d.min() if len(qrels_d) else run_d.min()))
         hi = int(max(run_d.max(), qrels_d.max() if len(qrels_d) else run_d.max()))
-        return run_d.astype(np.int64) - lo, qrels_d.astype(np.int64) - lo, hi - lo + 1
-    n = len(run_d)
+        return _DocCodes(run_d.astype(np.int64) - lo, qrels_d.astype(np.int64) - lo, hi - lo + 1, True)
     a, b = _arrow(run_d), _arrow(qrels_d)
-    if a is not None and b is not None and a.type == b.type:
-        import pyarrow as pa
+    if a is not None and b is not None and a.type == b.type and len(b):
         import pyarrow.compute as pc
-        encoded = pc.dictionary_encode(pa.concat_arrays([a, b]))
+        encoded = pc.dictionary_encode(b)
+        qcodes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        found = pc.index_in(a, value_set=encoded.dictionary)
+        rcodes = found.to_numpy(zero_copy_only=False)
+        rcodes = np.where(np.isnan(rcodes), -1, rcodes).astype(np.int64) if rcodes.dtype.kind == "f" \
+            else rcodes.astype(np.int64)
+        return _DocCodes(rcodes, qcodes, max(len(encoded.dictionary), 1), False)
+    n = len(run_d)
+    both = np.concatenate([np.asarray(run_d, dtype=object), np.asarray(qrels_d, dtype=object)])
+    codes, uniques = pd.factorize(both)
+    return _DocCodes(codes[:n].astype(np.int64), codes[n:].astype(np.int64), max(len(uniques), 1), True)
+
+
+def _duplicate_by_blocks(docs: Any, rq: np.ndarray, block: int = 1 << 21) -> int | None:
+    """First row repeating a (query, document) pair, encoding the documents one block of whole
+    queries at a time (bounded memory). ``rq``: query code of each row."""
+    import pyarrow.compute as pc
+    arr = _arrow(docs)
+    perm = None if not np.any(rq[1:] < rq[:-1]) else np.argsort(rq, kind="stable")
+    q = rq if perm is None else rq[perm]
+    starts = np.concatenate(([0], np.flatnonzero(q[1:] != q[:-1]) + 1, [len(q)]))
+    cuts = np.unique(starts[np.searchsorted(starts, np.arange(0, len(q), block))])
+    cuts = np.append(cuts[cuts < len(q)], len(q))
+    for a, b in zip(cuts[:-1], cuts[1:]):  # loop over blocks of whole queries
+        chunk = arr.slice(a, b - a) if perm is None else arr.take(perm[a:b])
+        encoded = pc.dictionary_encode(chunk)
         codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        size = len(encoded.dictionary)
-    else:
-        both = np.concatenate([np.asarray(run_d, dtype=object), np.asarray(qrels_d, dtype=object)])
-        codes, uniques = pd.factorize(both)
-        size = len(uniques)
-    return codes[:n], codes[n:], max(size, 1)
+        dup = _first_duplicate((q[a:b] - q[a]) * len(encoded.dictionary) + codes)
+        if dup is not None:
+            row = a + dup
+            return int(row if perm is None else perm[row])
+    return None
 
 
 def _first_duplicate(keys: np.ndarray) -> int | None:
-    if pd.Index(keys).is_unique:
+    """Index of the first row whose key appeared before, or None (hash-based)."""
+    index = pd.Index(keys)
+    if index.is_unique:
         return None
-    return int(np.flatnonzero(pd.Index(keys).duplicated(keep="first"))[0])
+    return int(np.flatnonzero(index.duplicated(keep="first"))[0])
 
 
-def _sort_grouped(rq: np.ndarray, scores: np.ndarray, n_q: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Row-wise sort of a run whose rows come grouped by query in increasing code order, or None."""
+def _sort_grouped(rq: np.ndarray, scores: np.ndarray, docs: np.ndarray | None, n_q: int
+                  ) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """Sort a run whose rows come grouped by query (codes increasing) row by row in a padded matrix.
+
+    Returns (order, qptr, has_duplicate) or None when the run is not grouped or too ragged. The
+    duplicate check sorts the document codes of each row the same way, so no hash table is built.
+    """
     n = len(rq)
     if n == 0 or np.any(rq[1:] < rq[:-1]):
         return None
@@ -174,12 +217,30 @@ def _sort_grouped(rq: np.ndarray, scores: np.ndarray, n_q: int) -> tuple[np.ndar
         return None
     qptr = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(counts, out=qptr[1:])
-    col = np.arange(n) - qptr[rq]
-    padded = np.full((n_q, width), np.nan)
-    padded[rq, col] = -scores                # NaN padding sorts last (scores are never NaN)
+    full = n == n_q * width
+    col = None if full else np.arange(n) - qptr[rq]
+    if full:
+        padded = -scores.reshape(n_q, width)
+    else:
+        padded = np.full((n_q, width), np.nan)
+        padded[rq, col] = -scores                # NaN padding sorts last (scores are never NaN)
     order = np.argsort(padded, axis=1)
-    flat = (order + (qptr[:-1])[:, None])[np.arange(width)[None, :] < counts[:, None]]
-    return flat, qptr
+    del padded
+    has_duplicate = True                          # unknown without document codes
+    if docs is not None:
+        if full:
+            doc_rows = docs.reshape(n_q, width).copy()
+        else:
+            doc_rows = np.full((n_q, width), -1, dtype=docs.dtype)
+            doc_rows[rq, col] = docs
+        doc_rows.sort(axis=1)
+        same = doc_rows[:, 1:] == doc_rows[:, :-1]
+        has_duplicate = bool((same & (doc_rows[:, 1:] >= 0)).any())
+        del doc_rows, same
+    del col
+    order += qptr[:-1, None]
+    flat = order.ravel() if full else order[np.arange(width)[None, :] < counts[:, None]]
+    return flat, qptr, has_duplicate
 
 
 def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> JoinedRun:
@@ -194,32 +255,28 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     scores = _numbers(run, "score")
     grades = _numbers(qrels, "grade")
     run_q, qrels_q, quniq = _encode_queries(run.query, qrels.query)
-    run_d, qrels_d, n_docs = _encode_docs(run.doc, qrels.doc)
+    codes = _encode_docs(run.doc, qrels.doc)
     n_all = len(quniq)
-    if n_all * n_docs >= 2 ** 62:   # composite keys would overflow: encode the documents instead
-        run_d, qrels_d, n_docs = _encode_docs(np.asarray(run.doc, dtype=object),
-                                              np.asarray(qrels.doc, dtype=object))
-    run_key = run_q * n_docs + run_d
-    qrels_key = qrels_q * n_docs + qrels_d
-    for keys, cols, what in ((qrels_key, qrels, "qrels"), (run_key, run, "run")):
-        dup = _first_duplicate(keys)
-        if dup is not None:
-            doc, query = cols.label(cols.doc, dup), cols.label(cols.query, dup)
-            raise InputError(f"document {doc!r} is listed twice for query {query!r} in the {what}",
-                             query=query, **cols.where(dup))
+    if n_all * codes.size >= 2 ** 62:   # composite keys would overflow: encode the documents instead
+        codes = _encode_docs(np.asarray(run.doc, dtype=object), np.asarray(qrels.doc, dtype=object))
+    run_d, qrels_d, n_docs = codes.run, codes.qrels, codes.size
+    dup = _first_duplicate(qrels_q * n_docs + qrels_d)
+    if dup is not None:
+        _duplicate_error(qrels, dup, "qrels")
 
     in_run = np.bincount(run_q, minlength=n_all) > 0
     in_qrels = np.bincount(qrels_q, minlength=n_all) > 0
     only_qrels = int((in_qrels & ~in_run).sum())
     only_run = int((in_run & ~in_qrels).sum())
+    notes = []   # warnings, given once the input is known to be valid
     if only_run:
-        warnings.warn(f"{only_run} quer{'y' if only_run == 1 else 'ies'} of the run "
-                      f"{'has' if only_run == 1 else 'have'} no judgments and "
-                      f"{'is' if only_run == 1 else 'are'} left out", TierankWarning, stacklevel=3)
+        notes.append(f"{only_run} quer{'y' if only_run == 1 else 'ies'} of the run "
+                     f"{'has' if only_run == 1 else 'have'} no judgments and "
+                     f"{'is' if only_run == 1 else 'are'} left out")
     if only_qrels and missing == "skip":
-        warnings.warn(f"{only_qrels} judged quer{'y' if only_qrels == 1 else 'ies'} "
-                      f"{'is' if only_qrels == 1 else 'are'} missing from the run and left out "
-                      "(missing='zero' scores them 0, like trec_eval -c)", TierankWarning, stacklevel=3)
+        notes.append(f"{only_qrels} judged quer{'y' if only_qrels == 1 else 'ies'} "
+                     f"{'is' if only_qrels == 1 else 'are'} missing from the run and left out "
+                     "(missing='zero' scores them 0, like trec_eval -c)")
     evaluated = in_run & in_qrels
     if not evaluated.any() and not (missing == "zero" and only_qrels):
         raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
@@ -231,28 +288,54 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     new_code[ranked_ids] = np.arange(len(ranked_ids))
     n_q = len(ranked_ids)
 
-    keep_rows = np.flatnonzero(evaluated[run_q]) if only_run else np.arange(len(run_q))
-    rq = new_code[run_q[keep_rows]]
-    rkey, rscore = run_key[keep_rows], scores[keep_rows]
-    # grades of retrieved documents: look the keys up in the sorted qrels keys (unjudged: 0)
-    qorder = np.argsort(qrels_key, kind="stable")
-    sorted_keys, sorted_grades = qrels_key[qorder], grades[qorder]
-    rgrade = np.zeros(len(rkey))
-    if len(sorted_keys):
-        at = np.minimum(np.searchsorted(sorted_keys, rkey), len(sorted_keys) - 1)
-        found = sorted_keys[at] == rkey
-        rgrade[found] = sorted_grades[at[found]]
+    keep_rows = None
+    if only_run:   # rows of unjudged queries leave now
+        keep_rows = np.flatnonzero(evaluated[run_q])
+        run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
+    rq = new_code[run_q]
+    del run_q
 
-    grouped = _sort_grouped(rq, rscore, n_q)
-    item_order, qptr = grouped if grouped is not None else sort_ranked(rq, rscore, n_q)
-    rows = keep_rows[item_order]
+    grouped = _sort_grouped(rq, scores, run_d if codes.complete else None, n_q)
+    if grouped is not None:
+        item_order, qptr, has_duplicate = grouped
+    else:
+        item_order, qptr = sort_ranked(rq, scores, n_q)
+        has_duplicate = True
+    if has_duplicate:   # find the first repeated (query, document) row
+        if codes.complete:
+            dup = _first_duplicate(rq * n_docs + run_d)
+        else:
+            docs = run.doc if keep_rows is None else _arrow(run.doc).take(keep_rows)
+            dup = _duplicate_by_blocks(docs, rq)
+        if dup is not None:
+            _duplicate_error(run, int(keep_rows[dup]) if keep_rows is not None else dup, "run")
+    del rq
 
-    jkeep = evaluated[qrels_q]
-    jq = new_code[qrels_q[jkeep]]
-    jorder = np.argsort(jq, kind="stable")
-    judged = grades[jkeep][jorder]
-    judged_ptr = np.zeros(n_q + 1, dtype=np.int64)
-    np.cumsum(np.bincount(jq, minlength=n_q), out=judged_ptr[1:])
+    # the judgments of evaluated queries, sorted by (query, document): the judged lists and the lookup
+    jkeep = np.flatnonzero(evaluated[qrels_q])
+    jkey = new_code[qrels_q[jkeep]] * n_docs + qrels_d[jkeep]
+    jorder = np.argsort(jkey, kind="stable")
+    jkey, jgrades = jkey[jorder], grades[jkeep][jorder]
+    judged_ptr = np.searchsorted(jkey, np.arange(n_q + 1, dtype=np.int64) * n_docs)
+
+    # grades of the ranked items: look (query, document) up in the sorted judgments (unjudged: 0)
+    item_key = run_d[item_order].astype(np.int64, copy=False)
+    run_d_sorted = item_key.copy() if not codes.complete else None
+    del run_d
+    item_key += np.repeat(np.arange(n_q, dtype=np.int64) * n_docs, np.diff(qptr))
+    item_grades = np.zeros(len(item_key))
+    if len(jkey):
+        at = np.searchsorted(jkey, item_key)
+        np.minimum(at, len(jkey) - 1, out=at)
+        found = jkey[at] == item_key
+        if not codes.complete:
+            found &= run_d_sorted >= 0     # documents judged for no query
+        item_grades[found] = jgrades[at[found]]
+        del at, found
+    del item_key, run_d_sorted
+    rows = item_order if keep_rows is None else keep_rows[item_order]
+    item_scores = scores[item_order]
+    del item_order
 
     def trec_order() -> np.ndarray:
         # trec_eval breaks ties by document id compared as strings: rank the ids of the ranked items
@@ -268,8 +351,8 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
         rank[by_name] = np.arange(len(rows))
         return rank
 
-    ranked = RankedLists(qptr=qptr, keys=rscore[item_order], grades=rgrade[item_order],
-                         judged_ptr=judged_ptr, judged=judged, trec_order_fn=trec_order,
+    ranked = RankedLists(qptr=qptr, keys=item_scores, grades=item_grades,
+                         judged_ptr=judged_ptr, judged=jgrades, trec_order_fn=trec_order,
                          input_order=rows)
 
     empty_ids = order[(in_qrels & ~in_run)[order]] if missing == "zero" else np.zeros(0, dtype=np.int64)
@@ -278,8 +361,16 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
         jo = np.argsort(qrels_q, kind="stable")
         ptr = np.searchsorted(qrels_q[jo], np.arange(n_all + 1))
         empty_judged = [grades[jo][ptr[i]:ptr[i + 1]] for i in empty_ids]  # one array per empty query
+    for note in notes:
+        warnings.warn(note, TierankWarning, stacklevel=3)
     return JoinedRun(ranked=ranked, labels=quniq[ranked_ids], empty_labels=quniq[empty_ids],
                      empty_judged=empty_judged)
+
+
+def _duplicate_error(cols: Columns, row: int, what: str) -> None:
+    doc, query = cols.label(cols.doc, row), cols.label(cols.query, row)
+    raise InputError(f"document {doc!r} is listed twice for query {query!r} in the {what}",
+                     query=query, **cols.where(row))
 
 
 def _sorted_labels(uniques: np.ndarray) -> np.ndarray:

@@ -49,7 +49,7 @@ def expected_reciprocal_rank(g: TieStats, m: Measure) -> np.ndarray:
         return 1.0 - (np.exp2(np.maximum(grades, 0.0)) - 1.0) / scale[query]
 
     # S_c = prod of x over earlier groups of the query, in log space
-    S = np.exp(g.before(("logx", m["max_grade"]), lambda x, q: np.log(stop_prob(x, q))))
+    S = np.exp(g.before(("logx", m["max_grade"]), lambda x, q: np.log(stop_prob(x, q)), with_query=True))
     t = g.group_first
     s = np.minimum(g.group_size, K[g.group_query] - t)
     groups = np.flatnonzero(s > 0)

@@ -23,7 +23,7 @@ from ..data.ranked import RankedLists
 
 __all__ = ["TieStats", "Judged", "Cut", "segment_sum", "position_prefix"]
 
-GradeFn = Callable[[np.ndarray, np.ndarray], np.ndarray]   # f(grades, query_of_each) -> values
+GradeFn = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]   # f(grades, query_of_each) -> values
 
 
 def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -185,16 +185,24 @@ class Judged:
 class _ItemGrades:
     """Grades of sorted items; groups are contiguous runs of items."""
 
-    def __init__(self, grades: np.ndarray, group_start: np.ndarray, item_query: np.ndarray) -> None:
+    def __init__(self, grades: np.ndarray, group_start: np.ndarray, qptr: np.ndarray) -> None:
         self.grades = grades
         self.group_start = group_start
-        self.item_query = item_query
+        self.qptr = qptr
+        self._item_query: np.ndarray | None = None
 
-    def group_sum(self, f: GradeFn) -> np.ndarray:
+    @property
+    def item_query(self) -> np.ndarray:
+        """Query of every item (built on first use: only ERR's stop probabilities need it)."""
+        if self._item_query is None:
+            self._item_query = np.repeat(np.arange(len(self.qptr) - 1), np.diff(self.qptr))
+        return self._item_query
+
+    def group_sum(self, f: GradeFn, with_query: bool) -> np.ndarray:
         if len(self.group_start) == 0:
             return np.zeros(0)
-        return np.add.reduceat(np.asarray(f(self.grades, self.item_query), dtype=np.float64),
-                               self.group_start)
+        values = f(self.grades, self.item_query if with_query else None)
+        return np.add.reduceat(np.asarray(values, dtype=np.float64), self.group_start)
 
     def group_grades(self, groups: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ptr, grades) of the items of the selected groups."""
@@ -214,7 +222,7 @@ class _LevelGrades:
         self.query = query          # query of each run
         self.n_groups = n_groups
 
-    def group_sum(self, f: GradeFn) -> np.ndarray:
+    def group_sum(self, f: GradeFn, with_query: bool) -> np.ndarray:
         w = np.asarray(f(self.grade, self.query), dtype=np.float64) * self.count
         return np.bincount(self.group, weights=w, minlength=self.n_groups)
 
@@ -243,7 +251,7 @@ class TieStats:
 
     def __init__(self, lengths: np.ndarray, group_query: np.ndarray, group_size: np.ndarray,
                  source: _ItemGrades | _LevelGrades, judged: Judged, ranked: RankedLists | None = None,
-                 item_group: np.ndarray | None = None, group_key: np.ndarray | None = None) -> None:
+                 group_key: np.ndarray | None = None) -> None:
         self.n_queries = len(lengths)
         self.lengths = lengths.astype(np.int64)
         self.group_query = group_query.astype(np.int64)
@@ -258,7 +266,6 @@ class TieStats:
         self.source = source
         self.judged = judged
         self.ranked = ranked
-        self.item_group = item_group
         self.group_key = group_key
         self._memo: dict = {}
 
@@ -283,14 +290,16 @@ class TieStats:
     @classmethod
     def _from_starts(cls, ranked: RankedLists, grades: np.ndarray, starts: np.ndarray,
                      judged: Judged) -> "TieStats":
-        lengths = ranked.lengths
-        item_query = np.repeat(np.arange(ranked.n_queries), lengths)
         group_start = np.flatnonzero(starts)
         group_size = np.diff(np.append(group_start, len(grades)))
-        item_group = np.cumsum(starts) - 1
-        source = _ItemGrades(grades, group_start, item_query)
-        return cls(lengths, item_query[group_start], group_size, source, judged, ranked, item_group,
-                   ranked.keys[group_start])
+        group_query = np.searchsorted(ranked.qptr, group_start, side="right") - 1
+        source = _ItemGrades(grades, group_start, ranked.qptr)
+        return cls(ranked.lengths, group_query, group_size, source, judged, ranked, ranked.keys[group_start])
+
+    @property
+    def item_group(self) -> np.ndarray:
+        """Group of every item (sorted-list statistics only; built on first use)."""
+        return self.memo("item_group", lambda: np.repeat(np.arange(self.n_groups), self.group_size))
 
     @classmethod
     def from_histogram(cls, counts: np.ndarray, levels: np.ndarray) -> "TieStats":
@@ -351,14 +360,15 @@ class TieStats:
             self._memo[key] = build()
         return self._memo[key]
 
-    def group_sum(self, key: object, f: GradeFn) -> np.ndarray:
-        """``Σ f(grade)`` over each group; ``key`` names ``f`` for the memo."""
-        return self.memo(("sum", key), lambda: self.source.group_sum(f))
+    def group_sum(self, key: object, f: GradeFn, with_query: bool = False) -> np.ndarray:
+        """``Σ f(grade, query)`` over each group; ``key`` names ``f`` for the memo. ``f`` gets the query
+        of each grade only with ``with_query`` (else None)."""
+        return self.memo(("sum", key), lambda: self.source.group_sum(f, with_query))
 
-    def before(self, key: object, f: GradeFn) -> np.ndarray:
+    def before(self, key: object, f: GradeFn, with_query: bool = False) -> np.ndarray:
         """For every group, ``Σ f(grade)`` over the earlier groups of its query."""
         return self.memo(("before", key), lambda: within_query_exclusive_cumsum(
-            self.group_sum(key, f), self.group_query, self.query_groups[:-1]))
+            self.group_sum(key, f, with_query), self.group_query, self.query_groups[:-1]))
 
     def relevant_sum(self, rel: float) -> tuple[np.ndarray, np.ndarray]:
         """(r_c, R_{c-1}): relevant items in each group, and in the earlier groups of its query."""
