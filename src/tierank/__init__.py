@@ -9,7 +9,7 @@ those orderings, and reproduces the classic tie-breaks (trec_eval's, input order
 {'P@1': 0.3333333333333333}
 """
 
-from .api import evaluate, evaluate_matrix
+from .api import evaluate, evaluate_codes, evaluate_matrix
 from .compare import Comparison, compare
 from .io.trec import read_qrels, read_run, write_qrels, write_run
 from .report import TieReport, tie_report
@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "evaluate",
     "evaluate_matrix",
+    "evaluate_codes",
     "compare",
     "Comparison",
     "tie_report",

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
 
-from .data.join import TierankWarning, join_run_qrels
+from .blocks import evaluate_matrix_blocked
+from .data.join import join_run_qrels
+from .hashing.evaluate import evaluate_codes
 from .data.ranked import RankedLists
 from .errors import InputError
 from .io.frames import to_columns
@@ -17,7 +18,7 @@ from .measures.err import GradeAboveMax
 from .results import Results
 from .ties.policy import check_mode, evaluate_lists
 
-__all__ = ["evaluate", "evaluate_matrix"]
+__all__ = ["evaluate", "evaluate_matrix", "evaluate_codes"]
 
 
 def _parse_all(measures: str | Measure | Iterable[str | Measure]) -> dict[str, Measure]:
@@ -139,30 +140,10 @@ def _empty_values(m: Measure, judged: list[np.ndarray]) -> np.ndarray:
     return np.zeros(len(judged))
 
 
-def _as_matrix(x: Any, name: str, keep_integers: bool = False) -> np.ndarray:
-    """A 2-D float64 array (int64 kept as is with ``keep_integers``: large integer keys stay exact)."""
-    try:
-        arr = np.asarray(x)
-        if keep_integers and arr.dtype.kind in "iu" and arr.dtype.itemsize <= 8 and arr.dtype != np.uint64:
-            arr = arr.astype(np.int64, copy=False)
-        else:
-            arr = arr.astype(np.float64, copy=False)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a numeric array") from None
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2:
-        raise InputError(f"{name} must be a 1-D or 2-D array (rows = queries), got {arr.ndim} dimensions")
-    return arr
-
-
-def _first_bad_row(bad: np.ndarray) -> int:
-    return int(np.flatnonzero(bad.any(axis=1))[0])
-
-
 def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
                     measures: str | Iterable[str] = ("nDCG@10",), *, ties: str = "expected",
-                    bounds: bool = False, mask: Any = None, seed: int = 0) -> Results:
+                    bounds: bool = False, mask: Any = None, seed: int = 0,
+                    block_size: int | None = None) -> Results:
     """Evaluate dense score (or distance) matrices, one row per query, exactly when values tie.
 
     Parameters
@@ -184,7 +165,14 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
     mask : array-like of bool, same shape, optional
         False marks padding (ragged lists); padded entries are ignored entirely.
     seed : int, default=0
-        Seed of ``ties="random"``.
+        Seed of ``ties="random"`` (each tie is ordered by a hash of the seed and the entries' positions,
+        so the order does not depend on the blocks).
+    block_size : int, optional
+        Rows evaluated at a time; default: as many as fit a 512 MiB working-memory budget. Values do
+        not depend on it. Scores / distances keep their dtype (float32, float64, integers) until a block
+        is converted. When every measure has ``@k`` (or is a radius measure), each row is first cut to
+        the items at or above its k-th best key (``np.partition``; the boundary tie is kept whole) and
+        only those are sorted; ``R`` and the ideal DCG still count the whole row.
 
     Returns
     -------
@@ -209,76 +197,7 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
     if (scores is None) == (distances is None):
         raise InputError("give exactly one of scores= (higher is better) and distances= (lower is better)"
                          + ("; both were given" if scores is not None else "; neither was given"))
-    grades = _as_matrix(relevance, "relevance")
     keyname = "scores" if scores is not None else "distances"
-    keys = _as_matrix(scores if scores is not None else distances, keyname, keep_integers=True)
-    if keys.shape != grades.shape:
-        raise InputError(f"shape mismatch: relevance has shape {grades.shape}, {keyname} {keys.shape}")
-    if grades.shape[1] == 0 or grades.shape[0] == 0:
-        raise InputError(f"empty input: relevance has shape {grades.shape}")
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.ndim == 1:
-            mask = mask[None, :]
-        if mask.shape != grades.shape:
-            raise InputError(f"shape mismatch: mask has shape {mask.shape}, relevance {grades.shape}")
-        if mask.dtype != bool:
-            raise InputError("mask must be boolean (False marks padding)")
-    valid = np.ones(grades.shape, dtype=bool) if mask is None else mask
-    key_nan = np.isnan if keys.dtype.kind == "f" else (lambda a: np.zeros(a.shape, dtype=bool))
-    for name, arr, test, what in (("relevance", grades, np.isnan, "NaN"), (keyname, keys, key_nan, "NaN"),
-                                  ("relevance", grades, np.isinf, "an infinite grade"),
-                                  ("relevance", grades, lambda a: a < 0, "a negative grade")):
-        bad = test(arr) & valid
-        if bad.any():
-            row = _first_bad_row(bad)
-            raise InputError(f"{name} contains {what} (row {row})", query=row)
-    if distances is not None:
-        keys = -keys
-    n_rows, n_cols = grades.shape
-    rows = np.arange(n_rows)
-    lengths = valid.sum(axis=1)
-    empty = lengths == 0
-    if empty.any():
-        warnings.warn(f"{int(empty.sum())} row(s) have no unmasked item and are left out", TierankWarning,
-                      stacklevel=2)
-        if empty.all():
-            raise InputError("every row is masked out: nothing to evaluate")
-    if mask is None:
-        order = np.argsort(-keys, axis=1)
-        columns = order.ravel()
-        flat = columns + np.repeat(rows * n_cols, n_cols)
-        sorted_keys = np.take(keys.ravel(), flat)
-        sorted_grades = np.take(grades.ravel(), flat)
-        qptr = np.arange(n_rows + 1, dtype=np.int64) * n_cols
-        labels = rows
-    else:
-        # masked entries go last in their row and are cut off; valid ones keep key order (stable)
-        sort_keys = np.where(valid, -keys, 0)
-        order = np.lexsort((sort_keys, ~valid), axis=1) if False else _masked_order(sort_keys, valid)
-        sorted_valid = np.take_along_axis(valid, order, axis=1)
-        sorted_keys = np.take_along_axis(keys, order, axis=1)[sorted_valid]
-        sorted_grades = np.take_along_axis(grades, order, axis=1)[sorted_valid]
-        columns = order[sorted_valid]
-        flat = (order + rows[:, None] * n_cols)[sorted_valid]
-        keep = ~empty
-        labels = rows[keep]
-        qptr = np.zeros(len(labels) + 1, dtype=np.int64)
-        np.cumsum(lengths[keep], out=qptr[1:])
-    ranked = RankedLists(qptr=qptr, keys=np.ascontiguousarray(sorted_keys), grades=sorted_grades,
-                         judged_ptr=qptr, judged=sorted_grades, trec_order_fn=lambda: columns,
-                         input_order=flat)
-    values, lower, upper = _run_engine(ranked, parsed, labels, ties, bounds, seed, "row")
-    index = pd.Index(labels, name="row")
-    per_query = _frame({t: values[m] for t, m in parsed.items()}, index)
-    lo = _frame({t: lower[m] for t, m in parsed.items()}, index) if bounds else None
-    hi = _frame({t: upper[m] for t, m in parsed.items()}, index) if bounds else None
-    return Results(per_query=per_query, lower=lo, upper=hi, ties=ties, measures=parsed)
-
-
-def _masked_order(sort_keys: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Row-wise order: valid entries by key (stable), then the masked ones."""
-    order = np.argsort(sort_keys, axis=1, kind="stable")
-    v = np.take_along_axis(valid, order, axis=1)
-    second = np.argsort(~v, axis=1, kind="stable")
-    return np.take_along_axis(order, second, axis=1)
+    return evaluate_matrix_blocked(relevance, scores if scores is not None else distances, measures=parsed,
+                                   keyname=keyname, lower_is_better=distances is not None, ties=ties,
+                                   bounds=bounds, mask=mask, seed=seed, block_size=block_size)

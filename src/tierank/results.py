@@ -16,7 +16,11 @@ def _aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, f
     out = {}
     for text, m in measures.items():
         col = frame[text].to_numpy(dtype=np.float64)
-        out[text] = float(col.sum()) if m.family.aggregate == "sum" else float(col.mean())
+        col = col[~np.isnan(col)]      # NaN: a query left out of this measure (P(radius=r, empty='skip'))
+        if m.family.aggregate == "sum":
+            out[text] = float(col.sum())
+        else:
+            out[text] = float(col.mean()) if len(col) else float("nan")
     return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from . import ap, counting, dcg, err, rr
+from . import ap, counting, dcg, err, radius, rr
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
 from ._trec_names import TREC_NAMES, split_trec_name
@@ -71,6 +71,8 @@ def parse_measure(text: str | Measure) -> Measure:
         raise InputError(f"unknown measure {parsed.name!r} in {text!r}; known measures: "
                          + ", ".join(REGISTRY) + " (and their ir-measures, ranx and trec_eval names)")
     family, preset = found
+    if "radius" in parsed.params and family.name in radius.RADIUS_FAMILIES:
+        family = radius.RADIUS_FAMILIES[family.name]   # P(radius=2): within a Hamming radius, no @k
     params = dict(preset)
     for key, value in parsed.params.items():
         if key in preset and preset[key] != value:

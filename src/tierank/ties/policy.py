@@ -8,7 +8,7 @@ the same kernels give the plain (tie-broken) metric; ``expected`` keeps the ties
 | pessimistic   | the measure's preferred items last                                           |
 | input         | input order                                                                  |
 | trec_eval     | document id descending as a string (matrices: column index descending)       |
-| random        | a seeded random permutation of the input, so independent of the sort         |
+| random        | a seeded hash of the input position (splitmix64), so independent of the sort  |
 """
 
 from __future__ import annotations
@@ -20,9 +20,31 @@ from ..errors import InputError
 from ..measures._spec import Measure
 from .groups import Judged, TieStats
 
-__all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode"]
+__all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode", "random_tiebreak"]
 
 TIE_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
+
+_M1 = np.array([0xBF58476D1CE4E5B9], dtype=np.uint64)
+_M2 = np.array([0x94D049BB133111EB], dtype=np.uint64)
+_GOLDEN = np.array([0x9E3779B97F4A7C15], dtype=np.uint64)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on uint64 arrays (wrapping arithmetic)."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def random_tiebreak(seed: int, index: np.ndarray) -> np.ndarray:
+    """A seeded pseudo-random int64 per item, a function of ``(seed, input position)`` only.
+
+    ``ties="random"`` orders every tie by it: the order of an item depends neither on how the input was
+    sorted nor on the block it is evaluated in, and no permutation of the whole input is built.
+    """
+    s = _mix(np.array([int(seed) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))
+    z = np.asarray(index).astype(np.uint64) * _GOLDEN + s
+    return _mix(z).view(np.int64)
 
 
 class TieOrderings:
@@ -52,8 +74,7 @@ class TieOrderings:
         elif mode == "trec_eval":
             secondary = -ranked.trec_order
         elif mode == "random":
-            n = int(ranked.input_order.max(initial=-1)) + 1
-            secondary = np.random.default_rng(self.seed).permutation(n)[ranked.input_order]
+            secondary = random_tiebreak(self.seed, ranked.input_order)
         else:
             raise ValueError(mode)
         order = np.lexsort((secondary, self.expected.item_group))

@@ -1,0 +1,24 @@
+"""Learning to hash and embedding retrieval: binary codes ranked by Hamming distance, ties exact.
+
+Every query is ranked against the whole database; short codes make huge ties, which is what the
+tie-aware measures were invented for. Codes are packed into ``uint64`` words, distances computed by XOR
+and popcount in blocks (bounded memory), and the tie statistics counted per distance (no sort).
+
+>>> import numpy as np
+>>> from tierank.hashing import pack_codes, unpack_codes, hamming_distances
+>>> codes = np.array([[1, 0, 1, 1], [0, 0, 1, 1]])
+>>> hamming_distances(codes, codes)
+array([[0, 1],
+       [1, 0]], dtype=uint8)
+>>> unpack_codes(pack_codes(codes), bits=4)
+array([[1, 0, 1, 1],
+       [0, 0, 1, 1]], dtype=uint8)
+"""
+
+from .codes import pack_codes, unpack_codes
+from .distance import distance_blocks, hamming_distances
+from .evaluate import CodeResults, evaluate_codes
+from .histogram import block_histogram
+
+__all__ = ["evaluate_codes", "CodeResults", "pack_codes", "unpack_codes", "hamming_distances",
+           "distance_blocks", "block_histogram"]
