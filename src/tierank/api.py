@@ -10,44 +10,19 @@ import pandas as pd
 from .blocks import evaluate_matrix_blocked
 from .data.join import join_run_qrels
 from .hashing.evaluate import evaluate_codes
-from .data.ranked import RankedLists
 from .errors import InputError
 from .io.frames import to_columns
-from .measures import Measure, parse_measure
-from .measures.err import GradeAboveMax
+from .measures import Measure, parse_measures
 from .results import Results
 from .ties.policy import check_mode, evaluate_lists
 
 __all__ = ["evaluate", "evaluate_matrix", "evaluate_codes"]
 
 
-def _parse_all(measures: str | Measure | Iterable[str | Measure]) -> dict[str, Measure]:
-    if isinstance(measures, (str, Measure)):
-        measures = [measures]
-    parsed = {str(m) if isinstance(m, Measure) else m: parse_measure(m) for m in measures}
-    if not parsed:
-        raise InputError("no measure given, e.g. measures=['nDCG@10', 'AP']")
-    return parsed
-
-
 def _check_seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"seed must be an integer, got {seed!r}")
     return int(seed)
-
-
-def _run_engine(ranked: RankedLists, measures: dict[str, Measure], labels: np.ndarray, ties: str,
-                bounds: bool, seed: int, label_name: str) -> tuple[dict, dict, dict]:
-    try:
-        return evaluate_lists(ranked, list(measures.values()), ties=ties, bounds=bounds, seed=seed)
-    except GradeAboveMax as err:
-        label = labels[err.query]
-        label = label.item() if isinstance(label, np.generic) else label
-        raise InputError(f"{err} ({label_name} {label!r})", query=label) from None
-
-
-def _frame(columns: dict[str, np.ndarray], index: pd.Index) -> pd.DataFrame:
-    return pd.DataFrame(columns, index=index)
 
 
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected",
@@ -98,7 +73,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     """
     check_mode(ties)
     seed = _check_seed(seed)
-    parsed = _parse_all(measures)
+    parsed = parse_measures(measures)
     joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing)
     ranked = joined.ranked
     labels = joined.labels
@@ -106,7 +81,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     lower: dict = {}
     upper: dict = {}
     if ranked.n_queries:
-        values, lower, upper = _run_engine(ranked, parsed, labels, ties, bounds, seed, "query")
+        values, lower, upper = evaluate_lists(ranked, list(parsed.values()), ties=ties, bounds=bounds,
+                                              seed=seed, labels=labels)
     cols, lo_cols, hi_cols = {}, {}, {}
     for text, m in parsed.items():
         empty = _empty_values(m, joined.empty_judged)
@@ -117,9 +93,9 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     all_labels = np.concatenate([labels, joined.empty_labels]) if len(joined.empty_labels) else labels
     index = pd.Index(all_labels, name="query_id")
     order = _label_order(index)
-    per_query = _frame(cols, index).iloc[order]
-    lo = _frame(lo_cols, index).iloc[order] if bounds else None
-    hi = _frame(hi_cols, index).iloc[order] if bounds else None
+    per_query = pd.DataFrame(cols, index=index).iloc[order]
+    lo = pd.DataFrame(lo_cols, index=index).iloc[order] if bounds else None
+    hi = pd.DataFrame(hi_cols, index=index).iloc[order] if bounds else None
     return Results(per_query=per_query, lower=lo, upper=hi, ties=ties, measures=parsed)
 
 
@@ -193,7 +169,7 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
     """
     check_mode(ties)
     seed = _check_seed(seed)
-    parsed = _parse_all(measures)
+    parsed = parse_measures(measures)
     if (scores is None) == (distances is None):
         raise InputError("give exactly one of scores= (higher is better) and distances= (lower is better)"
                          + ("; both were given" if scores is not None else "; neither was given"))

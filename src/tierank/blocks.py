@@ -40,7 +40,6 @@ from .data.join import TierankWarning
 from .data.ranked import RankedLists
 from .errors import InputError
 from .measures import Measure
-from .measures.err import GradeAboveMax
 from .results import Results
 from .ties.policy import check_mode, evaluate_lists
 
@@ -248,11 +247,7 @@ def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, ro
 def run_rows(ranked: RankedLists, labels: np.ndarray, measures: list[Measure], *, ties: str, bounds: bool,
              seed: int, what: str = "row") -> tuple[dict, dict, dict]:
     """Evaluate ranked lists from :func:`rank_rows`."""
-    try:
-        return evaluate_lists(ranked, measures, ties=ties, bounds=bounds, seed=seed)
-    except GradeAboveMax as err:
-        label = int(labels[err.query])
-        raise InputError(f"{err} ({what} {label})", query=label) from None
+    return evaluate_lists(ranked, measures, ties=ties, bounds=bounds, seed=seed, labels=labels, what=what)
 
 
 # -- the whole matrix ---------------------------------------------------------------------------------

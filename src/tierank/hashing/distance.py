@@ -15,7 +15,7 @@ from ..errors import InputError
 from .codes import check_pair
 
 __all__ = ["hamming_distances", "distance_blocks", "block_distances", "distance_dtype", "TileBuffers",
-           "tile_distances"]
+           "tile_distances", "popcount_pairs"]
 
 #: pairs per tile of the tiled loops (query rows x database columns): the tile's buffers stay in L2 cache
 TILE_PAIRS = 1 << 17
@@ -45,21 +45,30 @@ def tile_distances(qwords: np.ndarray, dwords: np.ndarray, buf: TileBuffers,
     The result is a view of ``buf`` (overwritten by the next call) unless ``out`` is given.
     """
     rows, cols = qwords.shape[0], dwords.shape[0]
-    x = buf.view(buf.xor, rows, cols)
     dist = out if out is not None else buf.view(buf.dist, rows, cols)
+    return popcount_pairs(np.bitwise_xor, qwords, dwords, buf.view(buf.xor, rows, cols),
+                          buf.view(buf.count, rows, cols), dist)
+
+
+def popcount_pairs(op: np.ufunc, qwords: np.ndarray, dwords: np.ndarray, scratch: np.ndarray,
+                   count: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[i, j] = Σ_w popcount(op(qwords[i, w], dwords[j, w]))`` for uint64 words, into ``out``.
+
+    ``op`` is ``np.bitwise_xor`` (Hamming distance) or ``np.bitwise_and`` (shared labels); ``scratch``
+    (uint64) and ``count`` (uint8) are reused buffers shaped like ``out``.
+    """
     n_words = qwords.shape[1]
-    if dist.dtype == np.uint8 and n_words == 1:
-        np.bitwise_xor(qwords[:, 0, None], dwords[None, :, 0], out=x)
-        return np.bitwise_count(x, out=dist)
-    c = buf.view(buf.count, rows, cols)
     for w in range(n_words):  # loop over the words of a code
-        np.bitwise_xor(qwords[:, w, None], dwords[None, :, w], out=x)
-        np.bitwise_count(x, out=c)
+        op(qwords[:, w, None], dwords[None, :, w], out=scratch)
+        if w == 0 and out.dtype == np.uint8:
+            np.bitwise_count(scratch, out=out)
+            continue
+        np.bitwise_count(scratch, out=count)
         if w == 0:
-            dist[...] = c
+            out[...] = count
         else:
-            np.add(dist, c, out=dist, casting="unsafe")
-    return dist
+            np.add(out, count, out=out, casting="unsafe")
+    return out
 
 
 def _rows_per_block(n_cols: int, itemsize: int, memory: int) -> int:

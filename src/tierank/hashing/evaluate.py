@@ -17,8 +17,7 @@ import pandas as pd
 
 from ..blocks import DEFAULT_MEMORY, block_rows, rank_rows, run_rows, topk_plan
 from ..errors import InputError
-from ..measures import Measure, parse_measure
-from ..measures.err import GradeAboveMax
+from ..measures import Measure, parse_measures
 from ..results import Results
 from ..ties.policy import TieOrderings, check_mode, evaluate_stats
 from .codes import check_pair
@@ -77,15 +76,6 @@ class CodeResults(Results):
     @property
     def mean_upper(self) -> dict[str, float] | None:
         return None if self.upper is None else self._aggregate(self.upper)
-
-
-def _parse(measures: str | Measure | Iterable[str | Measure]) -> dict[str, Measure]:
-    if isinstance(measures, (str, Measure)):
-        measures = [measures]
-    parsed = {str(m) if isinstance(m, Measure) else m: parse_measure(m) for m in measures}
-    if not parsed:
-        raise InputError("no measure given, e.g. measures=['AP', 'nDCG@100', 'P@1000']")
-    return parsed
 
 
 def _check_int(value: Any, name: str, *, positive: bool = True) -> int:
@@ -185,7 +175,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
     if block_size is not None:
         block_size = _check_int(block_size, "block_size")
     memory = _check_int(memory, "memory")
-    parsed = _parse(measures)
+    parsed = parse_measures(measures)
     mlist = list(dict.fromkeys(parsed.values()))
     qw, dw, nbits = check_pair(query_codes, db_codes, packed=packed, bits=bits)
     n_q, n_db = qw.shape[0], dw.shape[0]
@@ -232,10 +222,8 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
             ranked_counts = apply_threshold(counts, bg.zero, distance_threshold)
             stats = histogram_stats(ranked_counts, bg.levels,
                                     judged_counts=counts if ranked_counts is not counts else None)
-            try:
-                values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds)
-            except GradeAboveMax as err:
-                raise InputError(f"{err} (query {r0 + err.query})", query=r0 + err.query) from None
+            values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds,
+                                                  labels=np.arange(r0, r1))
             _collect(parts, lo_parts, hi_parts, values, lower, upper, bounds)
 
     index = pd.RangeIndex(n_q, name="query")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .distance import TILE_PAIRS
+from .distance import TILE_PAIRS, popcount_pairs
 
 __all__ = ["make_grader", "Grader", "BlockGrades"]
 
@@ -114,17 +114,7 @@ class _MultiHotBlock(BlockGrades):
         x = self._and[:r * c].reshape(r, c)
         cnt = self._cnt[:r * c].reshape(r, c)
         out = self._out[:r * c].reshape(r, c)
-        for w in range(q.shape[1]):  # loop over label words
-            np.bitwise_and(q[:, w, None], d[None, :, w], out=x)
-            if w == 0 and out.dtype == np.uint8:
-                np.bitwise_count(x, out=out)
-                continue
-            np.bitwise_count(x, out=cnt)
-            if w == 0:
-                out[...] = cnt
-            else:
-                np.add(out, cnt, out=out, casting="unsafe")
-        return out
+        return popcount_pairs(np.bitwise_and, q, d, x, cnt, out)
 
     def grades(self) -> np.ndarray:
         rows = slice(0, self.qw.shape[0])

@@ -1,6 +1,6 @@
 """Measure declarations, the registry and the measure-string parser."""
 
-from ._registry import REGISTRY, measure_names, parse_measure
+from ._registry import REGISTRY, measure_names, parse_measure, parse_measures
 from ._spec import Measure, MeasureFamily
 
-__all__ = ["REGISTRY", "Measure", "MeasureFamily", "measure_names", "parse_measure"]
+__all__ = ["REGISTRY", "Measure", "MeasureFamily", "measure_names", "parse_measure", "parse_measures"]

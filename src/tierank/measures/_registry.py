@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from ..errors import InputError
 from . import ap, counting, dcg, err, radius, rr
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
 from ._trec_names import TREC_NAMES, split_trec_name
 
-__all__ = ["REGISTRY", "parse_measure", "measure_names"]
+__all__ = ["REGISTRY", "parse_measure", "parse_measures", "measure_names"]
 
 REGISTRY: dict[str, MeasureFamily] = {
     f.name: f for module in (counting, ap, rr, dcg, err) for f in module.FAMILIES
@@ -79,3 +81,17 @@ def parse_measure(text: str | Measure) -> Measure:
             raise InputError(f"measure {text!r}: {parsed.name} fixes {key}={preset[key]!r}")
         params[key] = value
     return family.bind(params, parsed.cutoff, text)
+
+
+def parse_measures(measures: "str | Measure | Iterable[str | Measure]") -> dict[str, Measure]:
+    """Parse one measure or a list of them into ``{text as given: Measure}`` (the Results keys).
+
+    >>> list(parse_measures(["P@5", "ndcg_cut.10"]).values())[1].name
+    'nDCG'
+    """
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    parsed = {str(m) if isinstance(m, Measure) else m: parse_measure(m) for m in measures}
+    if not parsed:
+        raise InputError("no measure given, e.g. measures=['nDCG@10', 'AP']")
+    return parsed

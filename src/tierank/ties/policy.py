@@ -13,11 +13,14 @@ the same kernels give the plain (tie-broken) metric; ``expected`` keeps the ties
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..data.ranked import RankedLists
 from ..errors import InputError
 from ..measures._spec import Measure
+from ..measures.err import GradeAboveMax
 from .groups import Judged, TieStats
 
 __all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode", "random_tiebreak"]
@@ -110,9 +113,24 @@ Values = dict[Measure, np.ndarray]
 
 
 def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False) -> tuple[Values, Values, Values]:
-    """Run every measure on every query; return (values, lower, upper) per measure."""
+                   bounds: bool = False, labels: Any = None, what: str = "query"
+                   ) -> tuple[Values, Values, Values]:
+    """Run every measure on every query; return (values, lower, upper) per measure.
+
+    ``labels[i]`` names query i (``what`` says what it is: query, row) in the InputError raised for a
+    grade above ERR's ``max_grade``.
+    """
     check_mode(ties)
+    try:
+        return _evaluate_stats(orderings, measures, ties, bounds)
+    except GradeAboveMax as err:
+        label = err.query if labels is None else labels[err.query]
+        label = label.item() if isinstance(label, np.generic) else label
+        raise InputError(f"{err} ({what} {label!r})", query=label) from None
+
+
+def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
+                    bounds: bool) -> tuple[Values, Values, Values]:
     values: Values = {}
     lower: Values = {}
     upper: Values = {}
@@ -132,7 +150,8 @@ def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str =
 
 
 def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, seed: int = 0) -> tuple[Values, Values, Values]:
+                   bounds: bool = False, seed: int = 0, labels: Any = None, what: str = "query"
+                   ) -> tuple[Values, Values, Values]:
     """:func:`evaluate_stats` on sorted ranked lists (every query non-empty)."""
     check_mode(ties)
-    return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds)
+    return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds, labels, what)
