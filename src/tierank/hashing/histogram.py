@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ties.groups import Judged, TieStats
+from ..ties.groups import TieStats
 from .distance import TILE_PAIRS, TileBuffers, tile_distances
 from .labels import BlockGrades
 
@@ -96,10 +96,4 @@ def histogram_stats(counts: np.ndarray, levels: np.ndarray, judged_counts: np.nd
     ``judged_counts`` (same shape) gives the judged grades when they differ from the ranked ones (the
     ``distance_threshold`` of :func:`tierank.evaluate_codes`: R and the ideal DCG keep the true grades).
     """
-    stats = TieStats.from_histogram(counts, levels)
-    if judged_counts is not None:
-        per_level = judged_counts.sum(axis=1)
-        jq, jl = np.nonzero(per_level)
-        stats.judged = Judged(jq, np.asarray(levels, dtype=np.float64)[jl], per_level[jq, jl],
-                              counts.shape[0])
-    return stats
+    return TieStats.from_histogram(counts, levels, judged_counts)

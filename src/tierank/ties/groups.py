@@ -302,10 +302,12 @@ class TieStats:
         return self.memo("item_group", lambda: np.repeat(np.arange(self.n_groups), self.group_size))
 
     @classmethod
-    def from_histogram(cls, counts: np.ndarray, levels: np.ndarray) -> "TieStats":
+    def from_histogram(cls, counts: np.ndarray, levels: np.ndarray,
+                       judged_counts: np.ndarray | None = None) -> "TieStats":
         """Groups from per-query histograms: ``counts[q, b, l]`` items of query q in bin b (bins best
         first, e.g. Hamming distance 0, 1, ...) with grade ``levels[l]``. The judged set of a query is
-        all its items (a database row). No sort."""
+        all its items (a database row), or ``judged_counts`` (same shape) when the ranked grades were
+        changed (a distance threshold turning far matches into misses). No sort."""
         counts = np.asarray(counts, dtype=np.int64)
         n_q, n_bins, n_lev = counts.shape
         per_bin = counts.sum(axis=2)
@@ -315,7 +317,7 @@ class TieStats:
         group_id[gq, gb] = np.arange(len(gq))
         rq, rb, rl = np.nonzero(counts)                    # runs in (query, bin, level) order
         source = _LevelGrades(group_id[rq, rb], levels[rl].astype(np.float64), counts[rq, rb, rl], rq, len(gq))
-        per_level = counts.sum(axis=1)
+        per_level = (counts if judged_counts is None else np.asarray(judged_counts)).sum(axis=1)
         jq, jl = np.nonzero(per_level)
         judged = Judged(jq, levels[jl], per_level[jq, jl], n_q)
         return cls(per_bin.sum(axis=1), gq, group_size, source, judged, group_key=-gb.astype(np.float64))
