@@ -217,10 +217,13 @@ def test_key_dtypes_give_identical_values(topk):
     measures = ["AP@10", "nDCG@20", "P@5", "ERR@8"]
     base = blocked(rel, dist.astype(np.float64), measures, distances=True, bounds=True, topk=topk)
     for dt in (np.float32, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint64):
+        # float keys are sorted; integer keys of small range are counted (no sort): the two paths
+        # agree to 1e-12, not to the last bit (their sums run in different orders)
+        tol = 0.0 if np.dtype(dt).kind == "f" else 1e-12
         got = blocked(rel, dist.astype(dt), measures, distances=True, bounds=True, topk=topk, block_size=2)
-        assert_same(got, base, tol=0.0, what=str(dt))
+        assert_same(got, base, tol=tol, what=str(dt))
         scores = (dist.max() - dist).astype(dt)          # as scores (unsigned: no negative values)
-        assert_same(blocked(rel, scores, measures, bounds=True, topk=topk), base, tol=0.0, what=f"{dt} scores")
+        assert_same(blocked(rel, scores, measures, bounds=True, topk=topk), base, tol=tol, what=f"{dt} scores")
     # float32 keys that differ only beyond float32 precision of float64 keys are genuinely tied in float32
     f32 = (rng.random((5, 50)) * 4).astype(np.float32)
     assert_same(blocked(rel, f32, measures, bounds=True), blocked(rel, f32.astype(np.float64), measures,
@@ -308,3 +311,29 @@ def test_one_dimensional_input_is_one_row():
     res = blocked([1, 0, 1, 0], [0, 1, 1, 3], ["AP", "P@2"], distances=True, bounds=True)
     assert list(res.per_query.index) == [0]
     assert math.isclose(res.mean["AP"], 0.9166666666666666) and res.mean["P@2"] == 0.75
+
+
+def test_counting_path_equals_sorting_path():
+    """Integer keys and grades of small range are counted (no sort); float keys are sorted."""
+    from tierank.blocks import histogram_rows
+    from test_invariance import MEASURES
+    measures = MEASURES + ["P(radius=2)", "R(radius=1)", "WAP(denom='R')@3"]
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        rows, cols = int(rng.integers(1, 6)), int(rng.integers(1, 15))
+        rel = rng.integers(0, 4, size=(rows, cols))
+        dist = rng.integers(0, int(rng.integers(1, 6)), size=(rows, cols))
+        mask = rng.random((rows, cols)) < 0.8 if trial % 3 == 0 else None
+        if mask is not None:
+            mask[:, 0] = True
+        assert histogram_rows(rel, -dist.astype(np.int64), mask) is not None
+        for ties in ("expected", "optimistic", "pessimistic"):
+            counted = tierank.evaluate_matrix(rel, distances=dist, measures=measures, ties=ties, bounds=True,
+                                              mask=mask)
+            sorted_ = tierank.evaluate_matrix(rel, distances=dist.astype(np.float64), measures=measures,
+                                              ties=ties, bounds=True, mask=mask)
+            assert_same(counted, sorted_, tol=1e-12, what=f"trial {trial} {ties}")
+    # not applicable: float grades, or keys of too wide a range
+    assert histogram_rows(rel.astype(float), -dist.astype(np.int64), None) is None
+    wide = np.array([[0, 10 ** 6]], dtype=np.int64)     # two keys a million apart: too many bins
+    assert histogram_rows(np.array([[1, 0]]), wide, None) is None

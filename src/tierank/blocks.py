@@ -41,7 +41,10 @@ from .data.ranked import RankedLists
 from .errors import InputError
 from .measures import Measure
 from .results import Results
-from .ties.policy import check_mode, evaluate_lists
+from .ties.groups import TieStats
+from .ties.policy import TieOrderings, check_mode, evaluate_lists, evaluate_stats
+
+_ORDER_FREE = ("expected", "optimistic", "pessimistic")
 
 __all__ = ["evaluate_matrix_blocked", "rank_rows", "run_rows", "topk_plan", "block_rows", "DEFAULT_MEMORY"]
 
@@ -176,6 +179,46 @@ def _worst(keys: np.ndarray) -> float | int:
 
 
 # -- one block ----------------------------------------------------------------------------------------
+
+#: largest number of distinct integer keys (and of grade levels) for the histogram path
+_HIST_MAX_KEYS = 4096
+_HIST_MAX_LEVELS = 64
+
+
+def histogram_rows(raw_grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None
+                   ) -> tuple[TieStats, np.ndarray] | None:
+    """Tie statistics of a block by counting, no sort: (stats, rows kept), or None when not applicable.
+
+    Applies when the keys are integers with at most ``_HIST_MAX_KEYS`` distinct values in the block
+    (integer distances, quantised scores) and the grades are integers with a small range: then
+    ``counts[row, key, grade]`` (one ``np.bincount``) is all the expected, optimistic and pessimistic
+    modes and the bounds need (tie_math.md §5). ``keys`` are higher-is-better int64.
+    """
+    if keys.dtype.kind != "i" or raw_grades.dtype.kind not in "iub" or keys.size == 0:
+        return None
+    sel = (lambda a: a[valid]) if valid is not None else (lambda a: a)
+    kv = sel(keys)
+    if kv.size == 0:
+        return None
+    kmin, kmax = int(kv.min()), int(kv.max())
+    gv = sel(raw_grades)
+    gmin, gmax = int(gv.min()), int(gv.max())
+    width, n_levels = kmax - kmin + 1, gmax - gmin + 1
+    rows = keys.shape[0]
+    if width > _HIST_MAX_KEYS or n_levels > _HIST_MAX_LEVELS or rows * width * n_levels > 4 * keys.size + (1 << 20):
+        return None
+    index = kmax - keys                                   # bin 0 = best key
+    index += (np.arange(rows, dtype=np.int64) * width)[:, None]
+    index *= n_levels
+    index += raw_grades if raw_grades.dtype != np.uint64 else raw_grades.astype(np.int64)
+    index -= gmin
+    counts = np.bincount(sel(index).ravel(), minlength=rows * width * n_levels).reshape(rows, width, n_levels)
+    del index
+    keep = np.flatnonzero(counts.any(axis=(1, 2)))
+    levels = np.arange(gmin, gmax + 1, dtype=np.float64)
+    stats = TieStats.from_histogram(counts[keep], levels, bin_keys=kmax - np.arange(width))
+    return stats, keep
+
 
 def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, row0: int, n_cols: int, *,
               plan: tuple[int, float | None] | None, ties: str, seed: int,
@@ -331,12 +374,22 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
         v = None if valid_all is None else valid_all[r0:r1]
         _check_block(g, k, keyname, v, r0)
         kf = keys_higher_better(k, keyname, lower_is_better, v, r0)
-        ranked, lab = rank_rows(g, kf, v, r0, n_cols, plan=plan, ties=ties, seed=seed)
-        n_empty += (r1 - r0) - len(lab)
-        if ranked is None:
-            continue
-        del g, kf
-        values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed)
+        counted = histogram_rows(grades[r0:r1], kf, v) if ties in _ORDER_FREE else None
+        if counted is not None:   # integer keys and grades of small range: count, no sort
+            stats, keep = counted
+            lab = np.arange(r0, r1)[keep]
+            n_empty += (r1 - r0) - len(lab)
+            if not len(lab):
+                continue
+            values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds,
+                                                  labels=lab, what="row")
+        else:
+            ranked, lab = rank_rows(g, kf, v, r0, n_cols, plan=plan, ties=ties, seed=seed)
+            n_empty += (r1 - r0) - len(lab)
+            if ranked is None:
+                continue
+            del g, kf
+            values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed)
         labels.append(lab)
         for m in mlist:
             parts[m].append(values[m])

@@ -182,13 +182,19 @@ def _duplicate_by_blocks(docs: Any, rq: np.ndarray, block: int = 1 << 21) -> int
     starts = np.concatenate(([0], np.flatnonzero(q[1:] != q[:-1]) + 1, [len(q)]))
     cuts = np.unique(starts[np.searchsorted(starts, np.arange(0, len(q), block))])
     cuts = np.append(cuts[cuts < len(q)], len(q))
-    for a, b in zip(cuts[:-1], cuts[1:]):  # loop over blocks of whole queries
+    def first_in_block(a: int, b: int) -> int | None:
         chunk = arr.slice(a, b - a) if perm is None else arr.take(perm[a:b])
         encoded = pc.dictionary_encode(chunk)
         codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         dup = _first_duplicate((q[a:b] - q[a]) * len(encoded.dictionary) + codes)
-        if dup is not None:
-            row = a + dup
+        return None if dup is None else a + dup
+
+    # blocks of whole queries, hashed on two threads (pyarrow releases the GIL)
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        found = list(pool.map(first_in_block, cuts[:-1], cuts[1:]))
+    for row in found:   # the first block holding a duplicate names it
+        if row is not None:
             return int(row if perm is None else perm[row])
     return None
 
@@ -255,6 +261,14 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     scores = _numbers(run, "score")
     grades = _numbers(qrels, "grade")
     run_q, qrels_q, quniq = _encode_queries(run.query, qrels.query)
+    # String ids: hash the run's (query, document) pairs for duplicates on another thread while the
+    # judged documents are encoded (pyarrow releases the GIL; this machine class has 2 cores).
+    from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(max_workers=1)
+    string_duplicates = None
+    if not _is_integer_ids(run.doc) and len(run_q) and _arrow(run.doc[:1]) is not None:
+        string_duplicates = pool.submit(_duplicate_by_blocks, run.doc, run_q)
+    pool.shutdown(wait=False)
     codes = _encode_docs(run.doc, qrels.doc)
     n_all = len(quniq)
     if n_all * codes.size >= 2 ** 62:   # composite keys would overflow: encode the documents instead
@@ -301,12 +315,12 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     else:
         item_order, qptr = sort_ranked(rq, scores, n_q)
         has_duplicate = True
-    if has_duplicate:   # find the first repeated (query, document) row
-        if codes.complete:
-            dup = _first_duplicate(rq * n_docs + run_d)
-        else:
-            docs = run.doc if keep_rows is None else _arrow(run.doc).take(keep_rows)
-            dup = _duplicate_by_blocks(docs, rq)
+    if string_duplicates is not None:   # rows of the whole run, before leaving out unjudged queries
+        dup = string_duplicates.result()
+        if dup is not None:
+            _duplicate_error(run, dup, "run")
+    elif has_duplicate:   # find the first repeated (query, document) row
+        dup = _first_duplicate(rq * n_docs + run_d)
         if dup is not None:
             _duplicate_error(run, int(keep_rows[dup]) if keep_rows is not None else dup, "run")
     del rq

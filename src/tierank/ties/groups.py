@@ -303,11 +303,13 @@ class TieStats:
 
     @classmethod
     def from_histogram(cls, counts: np.ndarray, levels: np.ndarray,
-                       judged_counts: np.ndarray | None = None) -> "TieStats":
+                       judged_counts: np.ndarray | None = None,
+                       bin_keys: np.ndarray | None = None) -> "TieStats":
         """Groups from per-query histograms: ``counts[q, b, l]`` items of query q in bin b (bins best
         first, e.g. Hamming distance 0, 1, ...) with grade ``levels[l]``. The judged set of a query is
         all its items (a database row), or ``judged_counts`` (same shape) when the ranked grades were
-        changed (a distance threshold turning far matches into misses). No sort."""
+        changed (a distance threshold turning far matches into misses). ``bin_keys``: the key of each
+        bin, higher is better (default: minus the bin index, i.e. bins are distances). No sort."""
         counts = np.asarray(counts, dtype=np.int64)
         n_q, n_bins, n_lev = counts.shape
         per_bin = counts.sum(axis=2)
@@ -320,7 +322,8 @@ class TieStats:
         per_level = (counts if judged_counts is None else np.asarray(judged_counts)).sum(axis=1)
         jq, jl = np.nonzero(per_level)
         judged = Judged(jq, levels[jl], per_level[jq, jl], n_q)
-        return cls(per_bin.sum(axis=1), gq, group_size, source, judged, group_key=-gb.astype(np.float64))
+        keys = -np.arange(n_bins, dtype=np.float64) if bin_keys is None else np.asarray(bin_keys, np.float64)
+        return cls(per_bin.sum(axis=1), gq, group_size, source, judged, group_key=keys[gb])
 
     # -- orderings -----------------------------------------------------------------------------
     def refine(self, keys: Callable[[np.ndarray], list[np.ndarray]], best: bool) -> "TieStats":
