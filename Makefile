@@ -4,7 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tierank-installed
 
-.PHONY: test demo install clean
+BENCH_VENV ?= .venv-bench
+BENCH_PY := $(BENCH_VENV)/bin/python
+BENCH_STAMP := $(BENCH_VENV)/.tierank-bench-installed
+
+.PHONY: test demo install clean bench bench-quick
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,5 +24,18 @@ test: $(STAMP)
 demo: $(STAMP)
 	PYTHON=$(abspath $(PY)) sh examples/demo.sh
 
+$(BENCH_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_PY) -m pip install --quiet --upgrade pip
+	$(BENCH_PY) -m pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+# the benchmark table against the anchors (about 20 minutes); rewrites the table in README.md
+bench: $(BENCH_STAMP)
+	$(BENCH_PY) benchmarks/run.py --readme
+
+bench-quick: $(BENCH_STAMP)
+	$(BENCH_PY) benchmarks/run.py --quick
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .hypothesis

@@ -1,0 +1,335 @@
+"""tierank benchmark: tierank against pytrec_eval (trec_eval in C), ranx, ir-measures, scikit-learn,
+torchmetrics and the floor (read the input once, sort it once), on the same generated data, in one table.
+
+    python benchmarks/run.py                 # everything, about 20 min on 2 cores
+    python benchmarks/run.py --quick         # small sizes, a smoke run (~3 min)
+    python benchmarks/run.py --tasks 1 --readme
+
+Every measurement runs in a fresh subprocess (see measure.py); a library that is missing, fails or times out
+gives a row saying why. See benchmarks/README.md for what each task and column means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib.metadata as md
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import anchors
+from measure import run_subprocess
+
+START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+LIBS = ["tierank", "numpy", "pandas", "pyarrow", "pytrec-eval-terrier", "ranx", "numba", "ir-measures",
+        "scikit-learn", "torch", "torchmetrics"]
+TASK_TITLES = {
+    "1": "TREC-style run in memory (nDCG@10, AP, P@10, R@100, RR)",
+    "2": "the same from TREC files on disk (read + evaluate)",
+    "3": "dense matrix of integer distances (AP, nDCG@100)",
+    "4": "hash codes (AP, nDCG@100, P@1000)",
+    "5": "scaling: 10x fewer and 10x more queries",
+}
+
+
+# ------------------------------------------------------------------------------------ machine info
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _ram_gb() -> float:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _git_rev() -> str:
+    try:
+        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], check=False,
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no",
+                                "src"], check=False, capture_output=True, text=True, timeout=10).stdout.strip()
+        return rev + ("+local changes" if dirty else "") if rev else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def machine_info(load_start: tuple | None = None) -> list[str]:
+    versions = []
+    for lib in LIBS:
+        try:
+            versions.append(f"{lib} {md.version(lib)}")
+        except md.PackageNotFoundError:
+            versions.append(f"{lib} (not installed)")
+    env = [f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "NUMBA_NUM_THREADS",
+                                            "OMP_NUM_THREADS") if k in os.environ]
+    return [
+        (f"Machine: {_cpu_model()}, {os.cpu_count()} cores, {_ram_gb():.0f} GiB RAM, "
+         f"{platform.system()} {platform.release()}"),
+        f"Python {platform.python_version()}; " + ", ".join(versions),
+        f"tierank commit {_git_rev()}" + (f"; env {' '.join(env)}" if env else "")
+        + (f"; load average {load_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end "
+           "(other processes on the machine slow the timings)" if load_start else ""),
+    ]
+
+
+# ------------------------------------------------------------------------------------ the table
+
+def _t(x) -> str:
+    if x is None:
+        return "-"
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def _mb(x) -> str:
+    return "-" if x is None else f"{max(x, 0):,.0f}"
+
+
+def _median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def summarise(case, res: dict) -> dict:
+    row = {"task": case.task, "data": case.dataset, "library": case.library, "mode": case.mode,
+           "group": case.group, "floor": case.floor, "jit": case.jit, "key": case.key}
+    if "error" in res:
+        row["note"] = res["error"]
+        row["failed"] = True
+        return row
+    bt = res["build_times"]
+    build = _median(bt[1:] if case.jit and len(bt) > 1 else bt)
+    comp = _median(res["times"])
+    row.update(build=build, compute=comp, first=res["first"], total=(build or 0) + comp,
+               mem=res["mem_mb"], mem_build=res.get("mem_build_mb"), runs=len(res["times"]),
+               means=res["means"], failed=False)
+    notes = []
+    if case.jit:
+        notes.append("JIT: the first call includes compilation"
+                     + (f"; first build {_t(bt[0])} s" if bt and bt[0] > 1e-3 else ""))
+    if res.get("cold"):
+        notes.append("one cold run (first call > budget)")
+    if not res.get("mem_exact", True):
+        notes.append("peak = lifetime ru_maxrss")
+    row["note"] = "; ".join(notes)
+    return row
+
+
+def add_ratios(rows: list[dict]) -> None:
+    """x tierank: compute / the group's tierank expected compute (else its first tierank row)."""
+    ref: dict = {}
+    for r in rows:
+        if r["library"] == "tierank" and not r.get("failed") and (
+                (r["library"], r["mode"]) == anchors.REFERENCE or r["group"] not in ref):
+            ref[r["group"]] = r["compute"]
+    for r in rows:
+        base = ref.get(r["group"])
+        r["ratio"] = (r["compute"] / base) if base and not r.get("failed") else None
+
+
+def table(rows: list[dict]) -> list[str]:
+    head = ["task", "data", "library", "mode / input", "build s", "compute s", "first call s",
+            "build+compute s", "peak MB", "build peak MB", "x tierank", "runs", "note"]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        lib = f"**{r['library']}**" if r["library"] == "tierank" else r["library"]
+        if r.get("failed"):
+            cells = [r["task"], r["data"], lib, r["mode"]] + ["-"] * 8 + [r["note"].replace("|", "/")]
+        else:
+            cells = [r["task"], r["data"], lib, r["mode"], _t(r["build"]) if r["build"] else "0",
+                     _t(r["compute"]), _t(r["first"]), _t(r["total"]), _mb(r["mem"]), _mb(r["mem_build"]),
+                     f"{r['ratio']:.2f}x" if r["ratio"] is not None else "-", str(r["runs"]),
+                     r["note"].replace("|", "/")]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+# ------------------------------------------------------------------------------------ checks, targets
+
+def _find(rows, group, library, mode_prefix):
+    for r in rows:
+        if r["group"] == group and r["library"] == library and r["mode"].startswith(mode_prefix) \
+                and not r.get("failed"):
+            return r
+    return None
+
+
+def checks(rows: list[dict]) -> list[str]:
+    """tierank's trec_eval mode must reproduce pytrec_eval (and its expected nDCG sklearn's tie-averaged one)."""
+    out = []
+    for group in dict.fromkeys(r["group"] for r in rows):
+        pairs = [("tierank", "trec_eval", "pytrec_eval", "trec_eval"),
+                 ("tierank", "expected", "scikit-learn", "ndcg_score"),
+                 ("tierank", "expected", "tierank", "evaluate_matrix")]
+        for lib_a, mode_a, lib_b, mode_b in pairs:
+            a, b = _find(rows, group, lib_a, mode_a), _find(rows, group, lib_b, mode_b)
+            if not a or not b:
+                continue
+            common = [m for m in b["means"] if m in a["means"]]
+            if not common:
+                continue
+            diff = {m: abs(a["means"][m] - b["means"][m]) for m in common}
+            worst = max(diff, key=diff.get)
+            what = (f"{lib_a} {mode_a} vs {lib_b} {b['mode'] if lib_b == lib_a else ''}".rstrip()
+                    + f" ({a['data']}): max |difference| {diff[worst]:.1e} ({worst})")
+            out.append(("check OK: " if diff[worst] <= 1e-6 else "WARNING: means differ, ") + what)
+    return out
+
+
+def targets(rows: list[dict]) -> list[str]:
+    """The issue's targets for tierank in expected mode, each anchor from its natural input."""
+    out = []
+    for r in rows:
+        if r["task"] != "1" or (r["library"], r["mode"]) != anchors.REFERENCE or r.get("failed"):
+            continue
+        g = r["group"]
+        strings = "-str-" in g
+        want = {"pytrec_eval": 1.5 if strings else 5.0, "ranx": 3.0 if strings else 5.0}
+        for lib, goal in want.items():
+            anchors_rows = [a for a in rows if a["group"] == g and a["library"] == lib and not a.get("failed")]
+            if not anchors_rows:
+                out.append(f"target ? {r['data']}: no {lib} row to compare with")
+                continue
+            best = min(anchors_rows, key=lambda a: a["compute"])
+            speed = best["compute"] / r["compute"]
+            out.append(f"target {'met ' if speed >= goal else 'MISSED'} {r['data']}: tierank "
+                       f"{_t(r['compute'])} s vs {lib} ({best['mode']}) {_t(best['compute'])} s = "
+                       f"{speed:.1f}x faster (goal >= {goal:g}x)")
+        p = _find(rows, g, "pytrec_eval", "trec_eval")
+        if p:
+            ok = r["mem"] <= p["mem"]
+            out.append(f"target {'met ' if ok else 'MISSED'} {r['data']}: peak memory tierank {_mb(r['mem'])} MB "
+                       f"vs pytrec_eval {_mb(p['mem'])} MB (goal: no larger)")
+    for r in rows:
+        if r["task"] == "3" and (r["library"], r["mode"]) == anchors.REFERENCE and not r.get("failed"):
+            f = _find(rows, r["group"], "floor", "row-wise np.argsort")
+            if f:
+                k = r["compute"] / f["compute"]
+                out.append(f"target {'met ' if k <= 3 else 'MISSED'} {r['data']}: tierank {_t(r['compute'])} s "
+                           f"= {k:.1f}x one row-wise np.argsort ({_t(f['compute'])} s) (goal <= 3x)")
+    return out
+
+
+# ------------------------------------------------------------------------------------ output
+
+def render(rows, info, elapsed, config) -> str:
+    lines = [f"tierank benchmark, {_dt.date.today().isoformat()}"
+             f"{' (--quick)' if config['quick'] else ''}; tasks "
+             + ", ".join(f"{t}: {TASK_TITLES[str(t)]}" for t in config["tasks"]), ""]
+    lines += [f"- {x}" for x in info]
+    lines += ["", *table(rows), ""]
+    lines += [("Times are medians of the runs after a first (warm-up) call; the first call is shown apart. "
+              "build = from the common pandas DataFrames (or files, matrices) to the library's natural input; "
+              "compute = from that input to the means (for files: read + evaluate). "
+              "peak MB = peak RSS during compute minus RSS once the input exists. "
+              "x tierank = compute time / tierank expected compute time on the same data."), ""]
+    lines += [f"- {x}" for x in targets(rows) + checks(rows)]
+    cmd = " ".join(["python benchmarks/run.py", *config["argv"]])
+    lines += ["", f"Generated by `{cmd}` in {elapsed / 60:.1f} min."]
+    return "\n".join(lines) + "\n"
+
+
+def write_readme(path: Path, text: str) -> None:
+    block = f"{START}\n{text}{END}"
+    old = path.read_text() if path.exists() else ""
+    if START in old and END in old:
+        new = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, old, count=1, flags=re.DOTALL)
+    else:
+        new = old.rstrip("\n") + "\n\n## Benchmark\n\n" + block + "\n"
+    path.write_text(new)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes for a smoke run (1,000 queries, ...)")
+    p.add_argument("--tasks", default="1,2,3,4,5", help="comma-separated task numbers (default: all)")
+    p.add_argument("--only", default="", help="run only cases whose key contains this text (e.g. 'tierank')")
+    p.add_argument("--repeat", type=int, default=None,
+                   help="timed runs after the warm-up, at most (default 5, quick 3)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="seconds of timed runs per measurement before stopping early (default 15, quick 3)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per measurement subprocess (default 900, quick 120)")
+    p.add_argument("--thorough", action="store_true",
+                   help="task 1: also repeat, for integer ids, the rows that do not depend on the id type")
+    p.add_argument("--big-strings", action="store_true",
+                   help="task 5: also string ids at 10x more queries (about 8 min more)")
+    p.add_argument("--out", default=str(HERE / "out" / "table.md"), help="where to write the table")
+    p.add_argument("--readme", nargs="?", const=str(ROOT / "README.md"), default=None,
+                   help="rewrite the block between the bench markers in README.md (or the file given)")
+    p.add_argument("--list", action="store_true", help="list the cases and exit")
+    a = p.parse_args(argv)
+    config = {"quick": a.quick, "tasks": sorted({int(t) for t in a.tasks.split(",") if t.strip()}),
+              "repeat": a.repeat or (3 if a.quick else 5), "budget": a.budget if a.budget is not None else (3.0 if a.quick else 15.0),
+              "big_strings": a.big_strings, "thorough": a.thorough, "argv": argv}
+    timeout = a.timeout if a.timeout is not None else (120.0 if a.quick else 900.0)
+    cases = [c for c in anchors.make_cases(config) if a.only in c.key]
+    if a.list:
+        for c in cases:
+            print(c.key)
+        return 0
+    worker_config = {k: v for k, v in config.items() if k != "argv"}
+    t0 = time.perf_counter()
+    load_start = os.getloadavg() if hasattr(os, "getloadavg") else None
+    rows = []
+    prepared: set = set()
+    for i, case in enumerate(cases, 1):
+        if case.group not in prepared:  # generate and cache the data once, outside any measurement
+            prepared.add(case.group)
+            sys.stderr.write(f"preparing data of {case.dataset} ...\n")
+            run_subprocess(worker_config, case.key, timeout, prepare=True)
+        sys.stderr.write(f"[{i}/{len(cases)}] {case.key} ... ")
+        sys.stderr.flush()
+        res = run_subprocess(worker_config, case.key, timeout)
+        row = summarise(case, res)
+        rows.append(row)
+        sys.stderr.write((f"-> {row['note']}" if row.get("failed") else
+                          f"compute {_t(row['compute'])} s, build {_t(row['build'])} s, "
+                          f"peak {_mb(row['mem'])} MB") + f" [{res.get('wall', 0):.0f} s]\n")
+    add_ratios(rows)
+    text = render(rows, machine_info(load_start), time.perf_counter() - t0, config)
+    print(text)
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    (out.with_suffix(".json")).write_text(json.dumps(rows, indent=1, default=str))
+    sys.stderr.write(f"table written to {out}\n")
+    if a.readme:
+        write_readme(Path(a.readme), text)
+        sys.stderr.write(f"README block rewritten in {a.readme}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
