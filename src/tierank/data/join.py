@@ -249,6 +249,30 @@ def _sort_grouped(rq: np.ndarray, scores: np.ndarray, docs: np.ndarray | None, n
     return flat, qptr, has_duplicate
 
 
+def _sort_input_blocks(in_codes: np.ndarray, new_codes: np.ndarray, scores: np.ndarray,
+                       docs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """Sort a run that comes grouped by query (in any query order) block by block, then put the blocks
+    in the order of the evaluated query codes. ``in_codes``: query codes increasing along the input
+    (one per block); ``new_codes``: the final codes. None when the input is not grouped."""
+    n = len(in_codes)
+    if n == 0 or np.any(in_codes[1:] < in_codes[:-1]):
+        return None
+    starts = np.concatenate(([0], np.flatnonzero(in_codes[1:] != in_codes[:-1]) + 1))
+    compact = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+    grouped = _sort_grouped(compact, scores, docs, len(starts))
+    if grouped is None:
+        return None
+    order, qptr, has_duplicate = grouped
+    block_new = new_codes[starts]
+    if np.any(block_new[1:] < block_new[:-1]):   # blocks in input order -> blocks in query-code order
+        perm = np.argsort(block_new, kind="stable")
+        sizes = np.diff(qptr)[perm]
+        first = qptr[:-1][perm]
+        qptr = np.concatenate(([0], np.cumsum(sizes)))
+        order = order[np.repeat(first - qptr[:-1], sizes) + np.arange(n)]
+    return order, qptr, has_duplicate
+
+
 def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> JoinedRun:
     """Join a run with its judgments and build ranked lists (see design.md §2 for the rules).
 
@@ -307,9 +331,8 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
         keep_rows = np.flatnonzero(evaluated[run_q])
         run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
     rq = new_code[run_q]
+    grouped = _sort_input_blocks(run_q, rq, scores, run_d if codes.complete else None)
     del run_q
-
-    grouped = _sort_grouped(rq, scores, run_d if codes.complete else None, n_q)
     if grouped is not None:
         item_order, qptr, has_duplicate = grouped
     else:
@@ -332,21 +355,30 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     jkey, jgrades = jkey[jorder], grades[jkeep][jorder]
     judged_ptr = np.searchsorted(jkey, np.arange(n_q + 1, dtype=np.int64) * n_docs)
 
-    # grades of the ranked items: look (query, document) up in the sorted judgments (unjudged: 0)
-    item_key = run_d[item_order].astype(np.int64, copy=False)
-    run_d_sorted = item_key.copy() if not codes.complete else None
+    # grades of the ranked items: look (query, document) up in the sorted judgments (unjudged: 0),
+    # only for the items whose document is judged for some query
+    item_docs = run_d[item_order]
     del run_d
-    item_key += np.repeat(np.arange(n_q, dtype=np.int64) * n_docs, np.diff(qptr))
-    item_grades = np.zeros(len(item_key))
-    if len(jkey):
+    if codes.complete and n_docs <= 8 * (len(item_docs) + len(qrels_d)) + (1 << 20):
+        judged_anywhere = np.zeros(n_docs, dtype=bool)
+        judged_anywhere[qrels_d] = True
+        candidates = np.flatnonzero(judged_anywhere[item_docs])
+        del judged_anywhere
+    elif codes.complete:
+        candidates = np.arange(len(item_docs))
+    else:
+        candidates = np.flatnonzero(item_docs >= 0)   # -1: judged for no query
+    item_query = np.searchsorted(qptr, candidates, side="right") - 1
+    item_key = item_query * n_docs + item_docs[candidates]
+    del item_docs, item_query
+    item_grades = np.zeros(len(item_order))
+    if len(jkey) and len(candidates):
         at = np.searchsorted(jkey, item_key)
         np.minimum(at, len(jkey) - 1, out=at)
         found = jkey[at] == item_key
-        if not codes.complete:
-            found &= run_d_sorted >= 0     # documents judged for no query
-        item_grades[found] = jgrades[at[found]]
+        item_grades[candidates[found]] = jgrades[at[found]]
         del at, found
-    del item_key, run_d_sorted
+    del item_key, candidates
     rows = item_order if keep_rows is None else keep_rows[item_order]
     item_scores = scores[item_order]
     del item_order
@@ -354,6 +386,10 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     def trec_order() -> np.ndarray:
         # trec_eval breaks ties by document id compared as strings: rank the ids of the ranked items
         docs = run.doc
+        if _is_integer_ids(docs):
+            key = decimal_string_key(docs[rows])
+            if key is not None:
+                return key
         arr = _arrow(docs)
         if arr is not None and not _is_integer_ids(docs):
             import pyarrow.compute as pc
@@ -385,6 +421,33 @@ def _duplicate_error(cols: Columns, row: int, what: str) -> None:
     doc, query = cols.label(cols.doc, row), cols.label(cols.query, row)
     raise InputError(f"document {doc!r} is listed twice for query {query!r} in the {what}",
                      query=query, **cols.where(row))
+
+
+def decimal_string_key(ids: np.ndarray) -> np.ndarray | None:
+    """An int64 key that orders integers as trec_eval orders their decimal strings (``"10" < "9"``).
+
+    A digit string compares like its digits padded with zeros to a common length, then by length
+    (a prefix sorts first); ``-`` sorts before every digit. None when the ids have over 16 digits.
+
+    >>> ids = np.array([9, 10, 1, 100, -5, -12, 0])
+    >>> [int(i) for i in ids[np.argsort(decimal_string_key(ids))]]
+    [-12, -5, 0, 1, 10, 100, 9]
+    """
+    x = np.asarray(ids).astype(np.int64)
+    if x.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if (x == np.iinfo(np.int64).min).any():
+        return None
+    a = np.abs(x)
+    digits = np.ones(len(a), dtype=np.int64)
+    for k in range(1, 19):  # loop over powers of ten
+        digits += a >= 10 ** k
+    width = int(digits.max())
+    if width > 16:
+        return None
+    powers = 10 ** np.arange(width + 1, dtype=np.int64)
+    padded = a * powers[width - digits]
+    return (x >= 0) * (20 * int(powers[width])) + padded * 20 + digits
 
 
 def _sorted_labels(uniques: np.ndarray) -> np.ndarray:

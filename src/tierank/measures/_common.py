@@ -33,9 +33,10 @@ def grade_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
 
 def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den with 0 where den == 0 (empty denominators give 0)."""
+    num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
-    safe = np.where(den == 0, 1.0, den)
-    return np.where(den == 0, 0.0, num / safe)
+    out = np.zeros(np.broadcast(num, den).shape)
+    return np.divide(num, den, out=out, where=den != 0)
 
 
 def k_prime(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ties.expectations import hypergeometric_expectation, hypergeometric_support
-from ..ties.groups import TieStats, position_prefix
+from ..ties.groups import TieStats, position_prefix, position_sum
 from ._common import REL, binary_preference, denom_param, divide
 from ._spec import Measure, MeasureFamily
 
@@ -40,13 +40,18 @@ def _fns(m: Measure):
 
 
 def _slot_sums(t: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A_0 = Σ_{j=1}^{s} 1/(t+j) and A_1 = Σ_{j=1}^{s} (j-1)/(t+j), in extended precision."""
-    if len(t) == 0:
-        return np.zeros(0), np.zeros(0)
-    H = position_prefix("harmonic", int((t + s).max()))
-    a0 = H[t + s] - H[t]
-    a1 = s - (t + 1) * a0
-    return a0.astype(np.float64), a1.astype(np.float64)
+    """A_0 = Σ_{j=1}^{s} 1/(t+j) and A_1 = Σ_{j=1}^{s} (j-1)/(t+j), in extended precision.
+
+    One slot: A_0 = 1/(t+1), A_1 = 0 exactly (singleton groups of fixed orders take this path).
+    """
+    a0 = position_sum("harmonic", t, s)
+    a1 = np.zeros(len(t))
+    many = s > 1
+    if many.any():
+        tm, sm = t[many], s[many]
+        H = position_prefix("harmonic", int((tm + sm).max()))
+        a1[many] = (sm - (tm + 1) * (H[tm + sm] - H[tm])).astype(np.float64)
+    return a0, a1
 
 
 class _Groups:

@@ -88,12 +88,37 @@ def position_prefix(kind: str, n: int) -> np.ndarray:
     return out
 
 
+def _position_values(kind: str, i: np.ndarray) -> np.ndarray:
+    """f(i) in float64 for 1-based positions i (the one-slot case of :func:`position_sum`)."""
+    i = i.astype(np.float64)
+    if kind == "harmonic":
+        return 1.0 / i
+    if kind == "log2":
+        return 1.0 / np.log2(i + 1.0)
+    out = np.ones_like(i)
+    big = i >= 2
+    out[big] = 1.0 / np.log2(i[big])
+    return out
+
+
 def position_sum(kind: str, start: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """``Σ_{i=start+1}^{start+count} f(i)`` for every entry (positions 1-based, ``start`` items before)."""
+    """``Σ_{i=start+1}^{start+count} f(i)`` for every entry (positions 1-based, ``start`` items before).
+
+    One slot (singleton groups, fixed orders) is f(start+1) in float64; longer runs are differences
+    of the long-double prefix sums.
+    """
+    out = np.zeros(len(start))
     if len(start) == 0:
-        return np.zeros(0)
-    prefix = position_prefix(kind, int((start + count).max()))
-    return (prefix[start + count] - prefix[start]).astype(np.float64)
+        return out
+    one = count == 1
+    if one.any():
+        out[one] = _position_values(kind, start[one] + 1)
+    many = count > 1
+    if many.any():
+        s, c = start[many], count[many]
+        prefix = position_prefix(kind, int((s + c).max()))
+        out[many] = (prefix[s + c] - prefix[s]).astype(np.float64)
+    return out
 
 
 @dataclass
