@@ -91,6 +91,8 @@ def _arrow(ids: Any):
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pyarrow is optional
         return None
+    if isinstance(ids, pa.Array):
+        return ids
     try:
         arr = pa.array(ids)
     except (TypeError, ValueError, pa.ArrowException):
@@ -155,16 +157,18 @@ def _encode_docs(run_d: Any, qrels_d: Any) -> _DocCodes:
     if _is_integer_ids(run_d) and _is_integer_ids(qrels_d) and len(run_d):
         lo = int(min(run_d.min(), qrels_d.min() if len(qrels_d) else run_d.min()))
         hi = int(max(run_d.max(), qrels_d.max() if len(qrels_d) else run_d.max()))
-        return _DocCodes(run_d.astype(np.int64) - lo, qrels_d.astype(np.int64) - lo, hi - lo + 1, True)
+        def shifted(ids: np.ndarray) -> np.ndarray:   # a view when nothing changes (no copy of the run)
+            ids = ids.astype(np.int64, copy=False)
+            return ids if lo == 0 else np.subtract(ids, lo)
+        return _DocCodes(shifted(run_d), shifted(qrels_d), hi - lo + 1, True)
     a, b = _arrow(run_d), _arrow(qrels_d)
     if a is not None and b is not None and a.type == b.type and len(b):
         import pyarrow.compute as pc
         encoded = pc.dictionary_encode(b)
         qcodes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        found = pc.index_in(a, value_set=encoded.dictionary)
-        rcodes = found.to_numpy(zero_copy_only=False)
-        rcodes = np.where(np.isnan(rcodes), -1, rcodes).astype(np.int64) if rcodes.dtype.kind == "f" \
-            else rcodes.astype(np.int64)
+        found = pc.fill_null(pc.index_in(a, value_set=encoded.dictionary), -1)
+        rcodes = found.to_numpy(zero_copy_only=False).astype(np.int64)
+        del found
         return _DocCodes(rcodes, qcodes, max(len(encoded.dictionary), 1), False)
     n = len(run_d)
     both = np.concatenate([np.asarray(run_d, dtype=object), np.asarray(qrels_d, dtype=object)])
@@ -172,7 +176,7 @@ def _encode_docs(run_d: Any, qrels_d: Any) -> _DocCodes:
     return _DocCodes(codes[:n].astype(np.int64), codes[n:].astype(np.int64), max(len(uniques), 1), True)
 
 
-def _duplicate_by_blocks(docs: Any, rq: np.ndarray, block: int = 1 << 21) -> int | None:
+def _duplicate_by_blocks(docs: Any, rq: np.ndarray, block: int = 1 << 20) -> int | None:
     """First row repeating a (query, document) pair, encoding the documents one block of whole
     queries at a time (bounded memory). ``rq``: query code of each row."""
     import pyarrow.compute as pc
@@ -249,21 +253,25 @@ def _sort_grouped(rq: np.ndarray, scores: np.ndarray, docs: np.ndarray | None, n
     return flat, qptr, has_duplicate
 
 
-def _sort_input_blocks(in_codes: np.ndarray, new_codes: np.ndarray, scores: np.ndarray,
+def _sort_input_blocks(in_codes: np.ndarray, new_code: np.ndarray, scores: np.ndarray,
                        docs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """Sort a run that comes grouped by query (in any query order) block by block, then put the blocks
     in the order of the evaluated query codes. ``in_codes``: query codes increasing along the input
-    (one per block); ``new_codes``: the final codes. None when the input is not grouped."""
+    (one per block); ``new_code[c]``: the final code of code c. None when the input is not grouped."""
     n = len(in_codes)
     if n == 0 or np.any(in_codes[1:] < in_codes[:-1]):
         return None
     starts = np.concatenate(([0], np.flatnonzero(in_codes[1:] != in_codes[:-1]) + 1))
-    compact = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
+    if in_codes[-1] - in_codes[0] == len(starts) - 1:   # already consecutive block numbers
+        compact = in_codes - in_codes[0] if in_codes[0] else in_codes
+    else:
+        compact = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
     grouped = _sort_grouped(compact, scores, docs, len(starts))
+    del compact
     if grouped is None:
         return None
     order, qptr, has_duplicate = grouped
-    block_new = new_codes[starts]
+    block_new = new_code[in_codes[starts]]
     if np.any(block_new[1:] < block_new[:-1]):   # blocks in input order -> blocks in query-code order
         perm = np.argsort(block_new, kind="stable")
         sizes = np.diff(qptr)[perm]
@@ -290,10 +298,15 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     from concurrent.futures import ThreadPoolExecutor
     pool = ThreadPoolExecutor(max_workers=1)
     string_duplicates = None
-    if not _is_integer_ids(run.doc) and len(run_q) and _arrow(run.doc[:1]) is not None:
-        string_duplicates = pool.submit(_duplicate_by_blocks, run.doc, run_q)
+    run_docs = run.doc
+    if not _is_integer_ids(run_docs) and len(run_q):
+        arrow_docs = _arrow(run_docs)
+        if arrow_docs is not None:
+            run_docs = arrow_docs
+            string_duplicates = pool.submit(_duplicate_by_blocks, arrow_docs, run_q)
     pool.shutdown(wait=False)
-    codes = _encode_docs(run.doc, qrels.doc)
+    codes = _encode_docs(run_docs, qrels.doc)
+    del run_docs
     n_all = len(quniq)
     if n_all * codes.size >= 2 ** 62:   # composite keys would overflow: encode the documents instead
         codes = _encode_docs(np.asarray(run.doc, dtype=object), np.asarray(qrels.doc, dtype=object))
@@ -330,14 +343,17 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     if only_run:   # rows of unjudged queries leave now
         keep_rows = np.flatnonzero(evaluated[run_q])
         run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
-    rq = new_code[run_q]
-    grouped = _sort_input_blocks(run_q, rq, scores, run_d if codes.complete else None)
-    del run_q
+    grouped = _sort_input_blocks(run_q, new_code, scores, run_d if codes.complete else None)
+    rq = None
     if grouped is not None:
         item_order, qptr, has_duplicate = grouped
     else:
+        rq = new_code[run_q]
         item_order, qptr = sort_ranked(rq, scores, n_q)
         has_duplicate = True
+    if has_duplicate and string_duplicates is None and rq is None:
+        rq = new_code[run_q]
+    del run_q
     if string_duplicates is not None:   # rows of the whole run, before leaving out unjudged queries
         dup = string_duplicates.result()
         if dup is not None:
