@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import warnings
 
 import numpy as np
@@ -31,6 +30,7 @@ import pytest
 import pytrec_eval
 
 import tierank
+from trec_measure_names import tierank_name
 
 ATOL = 1e-9
 CUTS = (1, 3, 5, 10, 20, 50)  # 50 > longest list (40): cutoffs beyond the list too
@@ -50,35 +50,6 @@ PYTREC_MEASURES = {
     "num_rel_ret",
 }
 
-# trec_eval name -> (tierank name, takes @k, binary i.e. takes rel=)
-_PATTERNS = [
-    (re.compile(r"map"), "AP", False, True),
-    (re.compile(r"map_cut_(\d+)"), "AP", True, True),
-    (re.compile(r"P_(\d+)"), "P", True, True),
-    (re.compile(r"recall_(\d+)"), "R", True, True),
-    (re.compile(r"ndcg"), "nDCG", False, False),
-    (re.compile(r"ndcg_cut_(\d+)"), "nDCG", True, False),
-    (re.compile(r"recip_rank"), "RR", False, True),
-    (re.compile(r"Rprec"), "Rprec", False, True),
-    (re.compile(r"success_(\d+)"), "Success", True, True),
-    (re.compile(r"num_ret"), "NumRet", False, False),
-    (re.compile(r"num_rel"), "NumRel", False, True),
-    (re.compile(r"num_rel_ret"), "NumRelRet", False, True),
-]
-
-
-def tierank_name(trec_name: str, rel: int = 1) -> str | None:
-    """The tierank measure string for a trec_eval output name (None if not shared).
-
-    ``rel`` is trec_eval's ``-l``: it goes to the binary measures only (trec_eval's ndcg keeps the
-    raw grades as gains whatever the relevance level).
-    """
-    for pattern, base, has_k, binary in _PATTERNS:
-        m = pattern.fullmatch(trec_name)
-        if m:
-            name = base + (f"(rel={rel})" if binary and rel != 1 else "")
-            return name + (f"@{m.group(1)}" if has_k else "")
-    return None
 
 
 def _measure_map(trec_names, rel=1):

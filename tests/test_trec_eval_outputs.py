@@ -37,6 +37,7 @@ from pathlib import Path
 import pytest
 
 import tierank
+from trec_measure_names import tierank_name
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 TOL = 5e-5 + 1e-12
@@ -87,32 +88,6 @@ def read_expected(path):
 
 # ------------------------------------------------------------ trec_eval -> tierank
 
-_PATTERNS = [
-    # (trec_eval name, tierank base, takes @k, binary i.e. takes rel=)
-    (re.compile(r"map"), "AP", False, True),
-    (re.compile(r"map_cut_(\d+)"), "AP", True, True),
-    (re.compile(r"P_(\d+)"), "P", True, True),
-    (re.compile(r"recall_(\d+)"), "R", True, True),
-    # trec_eval's ndcg ignores -l: gains are the grades (negative -> 0) whatever the level
-    (re.compile(r"ndcg"), "nDCG", False, False),
-    (re.compile(r"ndcg_cut_(\d+)"), "nDCG", True, False),
-    (re.compile(r"recip_rank"), "RR", False, True),
-    (re.compile(r"Rprec"), "Rprec", False, True),
-    (re.compile(r"success_(\d+)"), "Success", True, True),
-    (re.compile(r"num_ret"), "NumRet", False, False),
-    (re.compile(r"num_rel"), "NumRel", False, True),
-    (re.compile(r"num_rel_ret"), "NumRelRet", False, True),
-    (re.compile(r"num_q"), "NumQ", False, False),
-]
-
-
-def tierank_name(trec_name, rel=1):
-    for pattern, base, has_k, binary in _PATTERNS:
-        m = pattern.fullmatch(trec_name)
-        if m:
-            name = base + (f"(rel={rel})" if binary and rel != 1 else "")
-            return name + (f"@{m.group(1)}" if has_k else "")
-    return None
 
 
 CONFIGS = {
