@@ -168,8 +168,10 @@ def _encode_docs(run_d: Any, qrels_d: Any) -> _DocCodes:
         qcodes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         found = pc.fill_null(pc.index_in(a, value_set=encoded.dictionary), -1)
         rcodes = found.to_numpy(zero_copy_only=False).astype(np.int64)
-        del found
-        return _DocCodes(rcodes, qcodes, max(len(encoded.dictionary), 1), False)
+        size = max(len(encoded.dictionary), 1)
+        del found, encoded
+        _release_arrow_memory()
+        return _DocCodes(rcodes, qcodes, size, False)
     n = len(run_d)
     both = np.concatenate([np.asarray(run_d, dtype=object), np.asarray(qrels_d, dtype=object)])
     codes, uniques = pd.factorize(both)
@@ -191,16 +193,27 @@ def _duplicate_by_blocks(docs: Any, rq: np.ndarray, block: int = 1 << 20) -> int
         encoded = pc.dictionary_encode(chunk)
         codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         dup = _first_duplicate((q[a:b] - q[a]) * len(encoded.dictionary) + codes)
+        del encoded, chunk
+        _release_arrow_memory()
         return None if dup is None else a + dup
 
     # blocks of whole queries, hashed on two threads (pyarrow releases the GIL)
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=2) as pool:
         found = list(pool.map(first_in_block, cuts[:-1], cuts[1:]))
+    _release_arrow_memory()
     for row in found:   # the first block holding a duplicate names it
         if row is not None:
             return int(row if perm is None else perm[row])
     return None
+
+
+def _release_arrow_memory() -> None:
+    """Give the memory pyarrow's allocator keeps after hashing back to the system."""
+    import pyarrow as pa
+    release = getattr(pa.default_memory_pool(), "release_unused", None)
+    if release is not None:
+        release()
 
 
 def _first_duplicate(keys: np.ndarray) -> int | None:
