@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .blocks import evaluate_matrix_blocked
-from .data.join import join_run_qrels
+from .data.join import join_run_qrels, sorted_label_order
 from .hashing.evaluate import evaluate_codes
 from .errors import InputError
 from .io.frames import to_columns
@@ -92,19 +92,11 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
             hi_cols[text] = np.concatenate([upper.get(m, np.zeros(0)), empty])
     all_labels = np.concatenate([labels, joined.empty_labels]) if len(joined.empty_labels) else labels
     index = pd.Index(all_labels, name="query_id")
-    order = _label_order(index)
+    order = sorted_label_order(index.to_numpy())
     per_query = pd.DataFrame(cols, index=index).iloc[order]
     lo = pd.DataFrame(lo_cols, index=index).iloc[order] if bounds else None
     hi = pd.DataFrame(hi_cols, index=index).iloc[order] if bounds else None
     return Results(per_query=per_query, lower=lo, upper=hi, ties=ties, measures=parsed)
-
-
-def _label_order(index: pd.Index) -> np.ndarray:
-    values = index.to_numpy()
-    try:
-        return np.argsort(values, kind="stable")
-    except TypeError:
-        return np.argsort(values.astype(str), kind="stable")
 
 
 def _empty_values(m: Measure, judged: list[np.ndarray]) -> np.ndarray:

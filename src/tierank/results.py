@@ -12,7 +12,8 @@ from .measures import Measure
 __all__ = ["Results"]
 
 
-def _aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, float]:
+def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, float]:
+    """Per measure: the mean over queries, or the sum for counts; NaN rows are left out."""
     out = {}
     for text, m in measures.items():
         col = frame[text].to_numpy(dtype=np.float64)
@@ -51,17 +52,21 @@ class Results:
     mean: dict[str, float] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.mean = _aggregate(self.per_query, self.measures)
+        self.mean = self._aggregate(self.per_query)
+
+    def _aggregate(self, frame: pd.DataFrame) -> dict[str, float]:
+        """How ``per_query``-shaped frames reduce to one value per measure (subclasses may differ)."""
+        return aggregate(frame, self.measures)
 
     @property
     def mean_lower(self) -> dict[str, float] | None:
         """Aggregate of ``lower`` (the mean of per-query minima), or None without bounds."""
-        return None if self.lower is None else _aggregate(self.lower, self.measures)
+        return None if self.lower is None else self._aggregate(self.lower)
 
     @property
     def mean_upper(self) -> dict[str, float] | None:
         """Aggregate of ``upper`` (the mean of per-query maxima), or None without bounds."""
-        return None if self.upper is None else _aggregate(self.upper, self.measures)
+        return None if self.upper is None else self._aggregate(self.upper)
 
     def summary(self) -> pd.DataFrame:
         """A table with one row per measure: the aggregate, and with bounds its lower and upper value."""

@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import InputError
 from .ranked import RankedLists, sort_ranked
 
-__all__ = ["Columns", "JoinedRun", "join_run_qrels", "TierankWarning"]
+__all__ = ["Columns", "JoinedRun", "join_run_qrels", "TierankWarning", "sorted_label_order"]
 
 
 class TierankWarning(UserWarning):
@@ -346,7 +346,7 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
         raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
 
     # evaluated queries are numbered in sorted-id order, so results come out sorted
-    order = _sorted_labels(quniq)
+    order = sorted_label_order(quniq)
     ranked_ids = order[evaluated[order]]
     new_code = np.full(n_all, -1, dtype=np.int64)
     new_code[ranked_ids] = np.arange(len(ranked_ids))
@@ -479,7 +479,7 @@ def decimal_string_key(ids: np.ndarray) -> np.ndarray | None:
     return (x >= 0) * (20 * int(powers[width])) + padded * 20 + digits
 
 
-def _sorted_labels(uniques: np.ndarray) -> np.ndarray:
+def sorted_label_order(uniques: np.ndarray) -> np.ndarray:
     """Order of query ids as given: numbers numerically, strings in plain string order."""
     try:
         return np.argsort(uniques, kind="stable")

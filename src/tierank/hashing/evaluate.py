@@ -18,7 +18,7 @@ import pandas as pd
 from ..blocks import DEFAULT_MEMORY, block_rows, rank_rows, run_rows, topk_plan
 from ..errors import InputError
 from ..measures import Measure, parse_measures
-from ..results import Results
+from ..results import Results, aggregate
 from ..ties.policy import TieOrderings, check_mode, evaluate_stats
 from .codes import check_pair
 from .distance import block_distances
@@ -28,11 +28,6 @@ from .labels import make_grader
 __all__ = ["evaluate_codes", "CodeResults"]
 
 _SORTED_MODES = ("input", "trec_eval", "random")
-
-
-def _nan_mean(col: np.ndarray) -> float:
-    ok = ~np.isnan(col)
-    return float(col[ok].mean()) if ok.any() else float("nan")
 
 
 @dataclass(repr=False)
@@ -48,34 +43,22 @@ class CodeResults(Results):
     average: str = "micro"
     query_class: np.ndarray | None = field(default=None, repr=False)
 
-    def __post_init__(self) -> None:
-        self.mean = self._aggregate(self.per_query)
-
     def _aggregate(self, frame: pd.DataFrame) -> dict[str, float]:
-        out = {}
+        out = aggregate(frame, self.measures)
+        if self.average != "macro" or self.query_class is None:
+            return out
+        n_cls = int(self.query_class.max(initial=-1)) + 1
         for text, m in self.measures.items():
-            col = frame[text].to_numpy(dtype=np.float64)
             if m.family.aggregate == "sum":
-                out[text] = float(np.nansum(col))
-            elif self.average == "macro" and self.query_class is not None:
-                ok = ~np.isnan(col)
-                cls = self.query_class[ok]
-                n_cls = int(self.query_class.max(initial=-1)) + 1
-                sums = np.bincount(cls, weights=col[ok], minlength=n_cls)
-                counts = np.bincount(cls, minlength=n_cls)
-                have = counts > 0
-                out[text] = float((sums[have] / counts[have]).mean()) if have.any() else float("nan")
-            else:
-                out[text] = _nan_mean(col)
+                continue
+            col = frame[text].to_numpy(dtype=np.float64)
+            ok = ~np.isnan(col)
+            cls = self.query_class[ok]
+            sums = np.bincount(cls, weights=col[ok], minlength=n_cls)
+            counts = np.bincount(cls, minlength=n_cls)
+            have = counts > 0
+            out[text] = float((sums[have] / counts[have]).mean()) if have.any() else float("nan")
         return out
-
-    @property
-    def mean_lower(self) -> dict[str, float] | None:
-        return None if self.lower is None else self._aggregate(self.lower)
-
-    @property
-    def mean_upper(self) -> dict[str, float] | None:
-        return None if self.upper is None else self._aggregate(self.upper)
 
 
 def _check_int(value: Any, name: str, *, positive: bool = True) -> int:

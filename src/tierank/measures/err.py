@@ -112,13 +112,7 @@ def _tie_contributions(s: np.ndarray, n: np.ndarray, p: np.ndarray, p_first: np.
     return total
 
 
-def _err_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
-    return grade_preference(m, grades)
-
-
-_err_preference.params = ()  # type: ignore[attr-defined]
-
 FAMILIES = [
     MeasureFamily("ERR", "expected reciprocal rank (cascade model)", {"max_grade": MAX_GRADE}, "optional",
-                  expected_reciprocal_rank, _err_preference),
+                  expected_reciprocal_rank, grade_preference),
 ]
