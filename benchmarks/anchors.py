@@ -445,8 +445,7 @@ def _run_cases(task: str, ids: str, n_q: int, include: set, skipped: dict | None
                 return []
             kw["skip"] = skipped[name]
         kw.setdefault("skip", _fits(lib, n_rows))
-        return [Case(key=f"{group}/{lib}/{mode}", task=task, dataset=what, library=lib, mode=mode, load=load,
-                     build=build, compute=compute, group=group, **kw)]
+        return [_case_maker(group, task, what, load)(lib, mode, compute, build=build, **kw)]
 
     tr = ("tierank",)
     return (
@@ -471,6 +470,14 @@ def _run_cases(task: str, ids: str, n_q: int, include: set, skipped: dict | None
                "np.lexsort (int ids as they are)", _identity, _factorize_lexsort, floor=True)
     )
 
+
+
+def _case_maker(group: str, task: str, what: str, load):
+    """A Case constructor for one data set: ``make(lib, mode, compute, build=_identity, **options)``."""
+    def make(lib, mode, compute, build=_identity, **kw):
+        return Case(key=f"{group}/{lib}/{mode}", task=task, dataset=what, library=lib, mode=mode, load=load,
+                    build=build, compute=compute, group=group, **kw)
+    return make
 
 def make_cases(config: dict) -> list[Case]:
     s = sizes(config)
@@ -501,9 +508,7 @@ def make_cases(config: dict) -> list[Case]:
         def load():
             return data.trec_files(n_q)
 
-        def fcase(lib, mode, compute, **kw):
-            return Case(key=f"{group}/{lib}/{mode}", task="2", dataset=what, library=lib, mode=mode, load=load,
-                        build=_identity, compute=compute, group=group, **kw)
+        fcase = _case_maker(group, "2", what, load)
 
         cases += [
             fcase("tierank", "expected", _tierank_files("expected"), modules=("tierank",)),
@@ -524,9 +529,7 @@ def make_cases(config: dict) -> list[Case]:
         def load():
             return data.dense_matrix(n_rows, n_items)
 
-        def mcase(lib, mode, compute, build=_identity, **kw):
-            return Case(key=f"{group}/{lib}/{mode}", task="3", dataset=what, library=lib, mode=mode, load=load,
-                        build=build, compute=compute, group=group, **kw)
+        mcase = _case_maker(group, "3", what, load)
 
         cases += [
             mcase("tierank", "expected", _tierank_matrix("expected"), modules=("tierank",)),
@@ -545,9 +548,7 @@ def make_cases(config: dict) -> list[Case]:
         def load():
             return data.hash_codes(n_rows, n_db)
 
-        def ccase(lib, mode, compute, build=_identity, **kw):
-            return Case(key=f"{group}/{lib}/{mode}", task="4", dataset=what, library=lib, mode=mode, load=load,
-                        build=build, compute=compute, group=group, **kw)
+        ccase = _case_maker(group, "4", what, load)
 
         cases += [
             ccase("tierank", "expected", _tierank_codes, modules=("tierank",), extra={"check": _needs_codes}),
