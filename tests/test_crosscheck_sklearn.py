@@ -137,21 +137,14 @@ def test_tie_averaged_matches_sklearn_per_row(case):
     res = tierank.evaluate_matrix(rel, scores=scores, measures=measures)  # default ties="expected"
     assert list(res.per_query.columns) == measures
     for k in _cutoffs(n_cols):
-        ndcg_name, dcg_name = _names(k)
-        np.testing.assert_allclose(
-            _column(res.per_query, ndcg_name, n_rows),
-            _sk_rows(ndcg_score, rel, scores, k),
-            rtol=0,
-            atol=ATOL,
-            err_msg=f"{case} {ndcg_name}",
-        )
-        np.testing.assert_allclose(
-            _column(res.per_query, dcg_name, n_rows),
-            _sk_rows(dcg_score, rel, scores, k),
-            rtol=0,
-            atol=ATOL,
-            err_msg=f"{case} {dcg_name}",
-        )
+        for name, sk_score in zip(_names(k), (ndcg_score, dcg_score)):
+            np.testing.assert_allclose(
+                _column(res.per_query, name, n_rows),
+                _sk_rows(sk_score, rel, scores, k),
+                rtol=0,
+                atol=ATOL,
+                err_msg=f"{case} {name}",
+            )
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
