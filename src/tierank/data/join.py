@@ -1,8 +1,11 @@
-"""The one vectorised run x qrels join: ids are dictionary-encoded once, then joined on int64 keys.
+"""The one vectorised run x qrels join: ids become integer codes, then rows are joined on int64 keys.
 
 Fast paths, chosen from the data and invisible in the results: integer document ids are used as
-they are (no encoding); a run grouped by query (as TREC files and most DataFrames are) is sorted row
-by row in a padded matrix instead of by one global sort.
+they are (no encoding); string ids (through pyarrow) are coded by a hash read straight from the
+string buffers, every match and repeat it finds is checked on the strings, and a collision makes the
+join start again with exact dictionary encoding; a run grouped by query (as TREC files and most
+DataFrames are) is sorted row by row in a padded matrix instead of by one global sort, with small
+integer scores as uint8/uint16 keys (radix sort).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pandas as pd
 
 from ..errors import InputError
 from .ranked import RankedLists, sort_ranked
+from .strings import string_hashes
 
 __all__ = ["Columns", "JoinedRun", "join_run_qrels", "TierankWarning", "sorted_label_order"]
 
@@ -53,7 +57,7 @@ class JoinedRun:
     """Ranked lists of the evaluated queries with a run, plus the queries scored as empty."""
 
     ranked: RankedLists
-    labels: np.ndarray          # query ids of ranked, in ranked order
+    labels: np.ndarray          # query ids of ranked, in ranked order (first appearance in the run)
     empty_labels: np.ndarray    # query ids evaluated with no retrieved item (missing="zero")
     empty_judged: list[np.ndarray]
 
@@ -127,7 +131,9 @@ def _encode_queries(run_q: Any, qrels_q: Any) -> tuple[np.ndarray, np.ndarray, n
     if codes is None:
         codes, uniques = pd.factorize(run_q)
     index = pd.Index(uniques)
-    qcodes = index.get_indexer(qrels_q)
+    qcodes = _index_in(qrels_q, uniques)
+    if qcodes is None:
+        qcodes = index.get_indexer(qrels_q)
     unseen = qcodes < 0
     if unseen.any():
         extra_codes, extra = pd.factorize(np.asarray(qrels_q, dtype=object)[unseen])
@@ -136,6 +142,21 @@ def _encode_queries(run_q: Any, qrels_q: Any) -> tuple[np.ndarray, np.ndarray, n
     else:
         uniques = np.asarray(index)
     return codes.astype(np.int64, copy=False), qcodes.astype(np.int64, copy=False), uniques
+
+
+def _index_in(ids: Any, values: np.ndarray) -> np.ndarray | None:
+    """Position of each id among ``values`` (-1: absent) through pyarrow's hashing, or None."""
+    a = _arrow(ids) if not isinstance(ids, np.ndarray) else None
+    if a is None or not len(a):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    try:
+        value_set = pa.array(values, type=a.type)
+    except (TypeError, ValueError, pa.ArrowException):
+        return None
+    found = pc.fill_null(pc.index_in(a, value_set=value_set), -1)
+    return found.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 @dataclass
@@ -151,6 +172,33 @@ class _DocCodes:
     qrels: np.ndarray
     size: int
     complete: bool
+    hashed: bool = False   # codes are truncated string hashes: a match or a repeat must be checked
+
+
+class _HashCollision(Exception):
+    """Two different document ids got the same hashed code where it matters: encode them exactly."""
+
+
+def _hashed_docs(run_d: Any, qrels_d: Any, n_queries: int) -> _DocCodes | None:
+    """Codes of string ids from their 64-bit hashes, truncated so ``query * size + code`` fits int64.
+
+    Hashing reads every string once, straight from the arrow buffers, and needs no hash table: about
+    ten times faster than dictionary-encoding millions of distinct ids. Codes may collide; the join
+    checks the strings of every judged match and treats any repeated code as a possible collision.
+    """
+    bits = 62 - max(int(n_queries), 1).bit_length()
+    if bits < 40:   # too many queries for codes wide enough to make collisions rare
+        return None
+    a, b = _arrow(run_d), _arrow(qrels_d)
+    if a is None or b is None or a.type != b.type:
+        return None
+    hr = string_hashes(a)
+    hq = string_hashes(b) if hr is not None else None
+    if hq is None:
+        return None
+    shift = np.uint64(64 - bits)
+    return _DocCodes((hr >> shift).view(np.int64), (hq >> shift).view(np.int64), 1 << bits,
+                     True, hashed=True)
 
 
 def _encode_docs(run_d: Any, qrels_d: Any) -> _DocCodes:
@@ -224,16 +272,39 @@ def _first_duplicate(keys: np.ndarray) -> int | None:
     return int(np.flatnonzero(index.duplicated(keep="first"))[0])
 
 
-def _sort_grouped(rq: np.ndarray, scores: np.ndarray, docs: np.ndarray | None, n_q: int
+def _sort_keys(scores: np.ndarray, integral: bool) -> tuple[np.ndarray, object]:
+    """Keys that sort like ``-scores`` in rows, and the value padding rows with (sorts last).
+
+    Scores that are small integers (e.g. quantised scores, grades of an LLM judge) become uint8 or
+    uint16 ranks: numpy sorts those by radix, several times faster than float64.
+    """
+    if len(scores):
+        lo, hi = float(scores.min()), float(scores.max())
+        for dtype in (np.uint8, np.uint16):
+            if hi - lo < np.iinfo(dtype).max:
+                rank = np.subtract(hi, scores)
+                small = rank.astype(dtype)
+                if integral or np.array_equal(small, rank):
+                    return small, np.iinfo(dtype).max
+                break
+    return -scores, np.nan   # NaN padding sorts last (scores are never NaN)
+
+
+def _segments(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Indices ``starts[0]:starts[0]+sizes[0]``, then ``starts[1]:...``, concatenated."""
+    ends = np.cumsum(sizes)
+    return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
+
+
+def _sort_grouped(rq: np.ndarray, keys: np.ndarray, pad: object, docs: np.ndarray | None, n_q: int
                   ) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """Sort a run whose rows come grouped by query (codes increasing) row by row in a padded matrix.
 
-    Returns (order, qptr, has_duplicate) or None when the run is not grouped or too ragged. The
-    duplicate check sorts the document codes of each row the same way, so no hash table is built.
+    ``keys`` sort ascending (best first), ``pad`` sorts after every key. Returns (order, qptr,
+    has_duplicate) or None when the run is too ragged. The duplicate check sorts the document codes
+    of each row the same way, so no hash table is built.
     """
     n = len(rq)
-    if n == 0 or np.any(rq[1:] < rq[:-1]):
-        return None
     counts = np.bincount(rq, minlength=n_q)
     width = int(counts.max())
     if n_q * width > 2 * n + 1024:   # too ragged: padding would cost more than a global sort
@@ -243,11 +314,12 @@ def _sort_grouped(rq: np.ndarray, scores: np.ndarray, docs: np.ndarray | None, n
     full = n == n_q * width
     col = None if full else np.arange(n) - qptr[rq]
     if full:
-        padded = -scores.reshape(n_q, width)
+        padded = keys.reshape(n_q, width)
     else:
-        padded = np.full((n_q, width), np.nan)
-        padded[rq, col] = -scores                # NaN padding sorts last (scores are never NaN)
-    order = np.argsort(padded, axis=1)
+        padded = np.full((n_q, width), pad, dtype=keys.dtype)
+        padded[rq, col] = keys
+    # small unsigned keys: numpy's stable sort is a radix sort; floats: its default sort is faster
+    order = np.argsort(padded, axis=1, kind="stable" if padded.dtype.kind == "u" else None)
     del padded
     has_duplicate = True                          # unknown without document codes
     if docs is not None:
@@ -266,31 +338,32 @@ def _sort_grouped(rq: np.ndarray, scores: np.ndarray, docs: np.ndarray | None, n
     return flat, qptr, has_duplicate
 
 
-def _sort_input_blocks(in_codes: np.ndarray, new_code: np.ndarray, scores: np.ndarray,
-                       docs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, bool] | None:
+def _sort_input_blocks(in_codes: np.ndarray, new_code: np.ndarray, keys: np.ndarray, pad: object,
+                       docs: np.ndarray | None, numbered: bool) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """Sort a run that comes grouped by query (in any query order) block by block, then put the blocks
-    in the order of the evaluated query codes. ``in_codes``: query codes increasing along the input
-    (one per block); ``new_code[c]``: the final code of code c. None when the input is not grouped."""
+    in the order of the evaluated query codes. ``in_codes``: query codes, non-decreasing along the
+    input when it is grouped; ``numbered``: they are then 0, 1, 2, ... (factorised codes of the whole
+    run are); ``new_code[c]``: the final code of code c. None when the input is not grouped."""
     n = len(in_codes)
     if n == 0 or np.any(in_codes[1:] < in_codes[:-1]):
         return None
-    starts = np.concatenate(([0], np.flatnonzero(in_codes[1:] != in_codes[:-1]) + 1))
-    if in_codes[-1] - in_codes[0] == len(starts) - 1:   # already consecutive block numbers
-        compact = in_codes - in_codes[0] if in_codes[0] else in_codes
+    if numbered:
+        compact, n_blocks = in_codes, int(in_codes[-1]) + 1
     else:
+        starts = np.concatenate(([0], np.flatnonzero(in_codes[1:] != in_codes[:-1]) + 1))
         compact = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
-    grouped = _sort_grouped(compact, scores, docs, len(starts))
+        n_blocks = len(starts)
+    grouped = _sort_grouped(compact, keys, pad, docs, n_blocks)
     del compact
     if grouped is None:
         return None
     order, qptr, has_duplicate = grouped
-    block_new = new_code[in_codes[starts]]
+    block_new = new_code[in_codes[qptr[:-1]]]
     if np.any(block_new[1:] < block_new[:-1]):   # blocks in input order -> blocks in query-code order
         perm = np.argsort(block_new, kind="stable")
         sizes = np.diff(qptr)[perm]
-        first = qptr[:-1][perm]
+        order = order[_segments(qptr[:-1][perm], sizes)]
         qptr = np.concatenate(([0], np.cumsum(sizes)))
-        order = order[np.repeat(first - qptr[:-1], sizes) + np.arange(n)]
     return order, qptr, has_duplicate
 
 
@@ -303,30 +376,47 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     """
     if missing not in ("skip", "zero"):
         raise InputError(f"missing={missing!r}: use 'skip' or 'zero'")
+    try:
+        return _join(run, qrels, missing, exact_ids=False)
+    except _HashCollision:   # two different ids share a hashed code where it matters: start again
+        return _join(run, qrels, missing, exact_ids=True)
+
+
+def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> JoinedRun:
     scores = _numbers(run, "score")
     grades = _numbers(qrels, "grade")
     run_q, qrels_q, quniq = _encode_queries(run.query, qrels.query)
-    # String ids: hash the run's (query, document) pairs for duplicates on another thread while the
-    # judged documents are encoded (pyarrow releases the GIL; this machine class has 2 cores).
-    from concurrent.futures import ThreadPoolExecutor
-    pool = ThreadPoolExecutor(max_workers=1)
-    string_duplicates = None
-    run_docs = run.doc
-    if not _is_integer_ids(run_docs) and len(run_q):
-        arrow_docs = _arrow(run_docs)
-        if arrow_docs is not None:
-            run_docs = arrow_docs
-            string_duplicates = pool.submit(_duplicate_by_blocks, arrow_docs, run_q)
-    pool.shutdown(wait=False)
-    codes = _encode_docs(run_docs, qrels.doc)
-    del run_docs
     n_all = len(quniq)
-    if n_all * codes.size >= 2 ** 62:   # composite keys would overflow: encode the documents instead
-        codes = _encode_docs(np.asarray(run.doc, dtype=object), np.asarray(qrels.doc, dtype=object))
+    codes = None
+    if not exact_ids and not _is_integer_ids(run.doc) and len(run_q):
+        codes = _hashed_docs(run.doc, qrels.doc, n_all)
+    string_duplicates = None
+    if codes is None:
+        # String ids: hash the run's (query, document) pairs for duplicates on another thread while
+        # the judged documents are encoded (pyarrow releases the GIL; this machine class has 2 cores).
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(max_workers=1)
+        run_docs = run.doc
+        if not _is_integer_ids(run_docs) and len(run_q):
+            arrow_docs = _arrow(run_docs)
+            if arrow_docs is not None:
+                run_docs = arrow_docs
+                string_duplicates = pool.submit(_duplicate_by_blocks, arrow_docs, run_q)
+        pool.shutdown(wait=False)
+        codes = _encode_docs(run_docs, qrels.doc)
+        del run_docs
+        if n_all * codes.size >= 2 ** 62:   # composite keys would overflow: encode the documents
+            codes = _encode_docs(np.asarray(run.doc, dtype=object), np.asarray(qrels.doc, dtype=object))
     run_d, qrels_d, n_docs = codes.run, codes.qrels, codes.size
-    dup = _first_duplicate(qrels_q * n_docs + qrels_d)
-    if dup is not None:
-        _duplicate_error(qrels, dup, "qrels")
+    # the judgments sorted by (query, document): a repeated pair is adjacent
+    qkey = qrels_q * n_docs + qrels_d
+    qsort = np.argsort(qkey, kind="stable")
+    qkey = qkey[qsort]
+    repeats = np.flatnonzero(qkey[1:] == qkey[:-1]) + 1
+    if repeats.size:
+        if codes.hashed:
+            raise _HashCollision
+        _duplicate_error(qrels, int(qsort[repeats].min()), "qrels")   # the first row repeating one
 
     in_run = np.bincount(run_q, minlength=n_all) > 0
     in_qrels = np.bincount(qrels_q, minlength=n_all) > 0
@@ -345,9 +435,9 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     if not evaluated.any() and not (missing == "zero" and only_qrels):
         raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
 
-    # evaluated queries are numbered in sorted-id order, so results come out sorted
-    order = sorted_label_order(quniq)
-    ranked_ids = order[evaluated[order]]
+    # evaluated queries are numbered in order of first appearance in the run, so a run grouped by
+    # query keeps its blocks in place (evaluate() sorts the results by query id)
+    ranked_ids = np.flatnonzero(evaluated)
     new_code = np.full(n_all, -1, dtype=np.int64)
     new_code[ranked_ids] = np.arange(len(ranked_ids))
     n_q = len(ranked_ids)
@@ -356,7 +446,10 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
     if only_run:   # rows of unjudged queries leave now
         keep_rows = np.flatnonzero(evaluated[run_q])
         run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
-    grouped = _sort_input_blocks(run_q, new_code, scores, run_d if codes.complete else None)
+    keys, pad = _sort_keys(scores, np.asarray(run.value).dtype.kind in "iub")
+    grouped = _sort_input_blocks(run_q, new_code, keys, pad, run_d if codes.complete else None,
+                                 numbered=keep_rows is None)
+    del keys
     rq = None
     if grouped is not None:
         item_order, qptr, has_duplicate = grouped
@@ -364,50 +457,48 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
         rq = new_code[run_q]
         item_order, qptr = sort_ranked(rq, scores, n_q)
         has_duplicate = True
-    if has_duplicate and string_duplicates is None and rq is None:
-        rq = new_code[run_q]
-    del run_q
     if string_duplicates is not None:   # rows of the whole run, before leaving out unjudged queries
         dup = string_duplicates.result()
         if dup is not None:
             _duplicate_error(run, dup, "run")
     elif has_duplicate:   # find the first repeated (query, document) row
-        dup = _first_duplicate(rq * n_docs + run_d)
+        dup = _first_duplicate((rq if rq is not None else new_code[run_q]) * n_docs + run_d)
         if dup is not None:
+            if codes.hashed:
+                raise _HashCollision
             _duplicate_error(run, int(keep_rows[dup]) if keep_rows is not None else dup, "run")
     del rq
 
-    # the judgments of evaluated queries, sorted by (query, document): the judged lists and the lookup
-    jkeep = np.flatnonzero(evaluated[qrels_q])
-    jkey = new_code[qrels_q[jkeep]] * n_docs + qrels_d[jkeep]
-    jorder = np.argsort(jkey, kind="stable")
-    jkey, jgrades = jkey[jorder], grades[jkeep][jorder]
-    judged_ptr = np.searchsorted(jkey, np.arange(n_q + 1, dtype=np.int64) * n_docs)
+    # the judgments of evaluated queries, by (new query code, document): the judged lists and the lookup
+    qrels_ptr = np.searchsorted(qkey, np.arange(n_all + 1, dtype=np.int64) * n_docs)
+    sizes = np.diff(qrels_ptr)[ranked_ids]
+    jrows = qsort[_segments(qrels_ptr[:-1][ranked_ids], sizes)]
+    del qkey, qsort
+    judged_ptr = np.concatenate(([0], np.cumsum(sizes)))
+    jkey = np.repeat(np.arange(n_q, dtype=np.int64) * n_docs, sizes) + qrels_d[jrows]
+    jgrades = grades[jrows]
 
-    # grades of the ranked items: look (query, document) up in the sorted judgments (unjudged: 0),
-    # only for the items whose document is judged for some query
-    item_docs = run_d[item_order]
-    del run_d
-    if codes.complete and n_docs <= 8 * (len(item_docs) + len(qrels_d)) + (1 << 20):
-        judged_anywhere = np.zeros(n_docs, dtype=bool)
-        judged_anywhere[qrels_d] = True
-        candidates = np.flatnonzero(judged_anywhere[item_docs])
-        del judged_anywhere
-    elif codes.complete:
-        candidates = np.arange(len(item_docs))
-    else:
-        candidates = np.flatnonzero(item_docs >= 0)   # -1: judged for no query
-    item_query = np.searchsorted(qptr, candidates, side="right") - 1
-    item_key = item_query * n_docs + item_docs[candidates]
-    del item_docs, item_query
-    item_grades = np.zeros(len(item_order))
+    # grades of the run's rows (unjudged: 0): look (query, document) up in the sorted judgments, only
+    # for rows whose document is judged for some query
+    row_grades = np.zeros(len(run_d))
+    candidates = _judged_candidates(codes, run_d, qrels_d)
     if len(jkey) and len(candidates):
-        at = np.searchsorted(jkey, item_key)
+        key = new_code[run_q[candidates]] * n_docs + run_d[candidates]
+        by_key = np.argsort(key)   # sorted needles search faster (cache)
+        candidates, key = candidates[by_key], key[by_key]
+        del by_key
+        at = np.searchsorted(jkey, key)
         np.minimum(at, len(jkey) - 1, out=at)
-        found = jkey[at] == item_key
-        item_grades[candidates[found]] = jgrades[at[found]]
-        del at, found
-    del item_key, candidates
+        found = jkey[at] == key
+        del key
+        matched, at = candidates[found], at[found]
+        if codes.hashed:
+            _check_matches(run, qrels, matched if keep_rows is None else keep_rows[matched], jrows[at])
+        row_grades[matched] = jgrades[at]
+        del at, found, matched
+    del candidates, run_q, run_d, jkey
+    item_grades = row_grades[item_order]
+    del row_grades
     rows = item_order if keep_rows is None else keep_rows[item_order]
     item_scores = scores[item_order]
     del item_order
@@ -434,7 +525,7 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
                          judged_ptr=judged_ptr, judged=jgrades, trec_order_fn=trec_order,
                          input_order=rows)
 
-    empty_ids = order[(in_qrels & ~in_run)[order]] if missing == "zero" else np.zeros(0, dtype=np.int64)
+    empty_ids = np.flatnonzero(in_qrels & ~in_run) if missing == "zero" else np.zeros(0, dtype=np.int64)
     empty_judged: list[np.ndarray] = []
     if empty_ids.size:
         jo = np.argsort(qrels_q, kind="stable")
@@ -444,6 +535,30 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
         warnings.warn(note, TierankWarning, stacklevel=3)
     return JoinedRun(ranked=ranked, labels=quniq[ranked_ids], empty_labels=quniq[empty_ids],
                      empty_judged=empty_judged)
+
+
+def _judged_candidates(codes: _DocCodes, run_d: np.ndarray, qrels_d: np.ndarray) -> np.ndarray:
+    """Rows of the run whose document may be judged for some query (a superset; -1 codes never are)."""
+    if not codes.complete:
+        return np.flatnonzero(run_d >= 0)   # -1: judged for no query
+    if codes.size <= 8 * (len(run_d) + len(qrels_d)) + (1 << 20):
+        judged_anywhere = np.zeros(codes.size, dtype=bool)
+        judged_anywhere[qrels_d] = True
+        return np.flatnonzero(judged_anywhere[run_d])
+    # codes of a wide range: a bitmap on their low bits leaves out most unjudged rows
+    bits = min(max(int(8 * len(qrels_d)).bit_length(), 16), 30)
+    low = np.int64((1 << bits) - 1)
+    judged_low = np.zeros(1 << bits, dtype=bool)
+    judged_low[qrels_d & low] = True
+    return np.flatnonzero(judged_low[run_d & low])
+
+
+def _check_matches(run: Columns, qrels: Columns, run_rows: np.ndarray, qrels_rows: np.ndarray) -> None:
+    """Raise _HashCollision unless the document ids of the matched rows are equal pairwise."""
+    import pyarrow.compute as pc
+    if len(run_rows) and not pc.all(pc.equal(_arrow(run.doc).take(run_rows),
+                                             _arrow(qrels.doc).take(qrels_rows))).as_py():
+        raise _HashCollision
 
 
 def _duplicate_error(cols: Columns, row: int, what: str) -> None:
