@@ -89,6 +89,16 @@ def test_sort_key_orders_like_bytes(seed):
         assert order.tolist() == expected, name
 
 
+@pytest.mark.parametrize("longest", [1, 7, 8, 9, 16, 300])   # the length folded into the last word, or not
+def test_sort_key_orders_like_bytes_at_every_longest_length(longest):
+    rng = np.random.default_rng(longest)
+    strings = [s[:longest] for s in _random_strings(rng, 300, alphabet="a\0b", max_len=longest)]
+    strings += ["a" * longest, "", "b"]
+    expected = sorted(range(len(strings)), key=lambda i: (strings[i].encode(), i))
+    keys = string_sort_key(pa.array(strings))
+    assert np.lexsort((np.arange(len(strings)), *keys[::-1])).tolist() == expected
+
+
 def test_buffers_at_the_very_end_of_the_data():
     # the last strings start within 8 bytes of the end of the data buffer
     strings = ["x" * 20, "ab", "c", "", "defghijklm"]

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..errors import InputError
 from .ranked import RankedLists, sort_ranked
-from .strings import string_hashes
+from .strings import string_hashes, string_sort_key
 
 __all__ = ["Columns", "JoinedRun", "join_run_qrels", "TierankWarning", "sorted_label_order"]
 
@@ -510,10 +510,14 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
             key = decimal_string_key(docs[rows])
             if key is not None:
                 return key
-        arr = _arrow(docs)
-        if arr is not None and not _is_integer_ids(docs):
+        arr = _arrow(docs) if not _is_integer_ids(docs) else None
+        keys = string_sort_key(arr) if arr is not None else None
+        if keys is not None:   # byte order, as strcmp
+            keys = [k[rows] for k in keys[::-1]]
+            by_name = np.argsort(keys[0]) if len(keys) == 1 else np.lexsort(keys)
+        elif arr is not None:
             import pyarrow.compute as pc
-            by_name = pc.sort_indices(arr.take(rows)).to_numpy()   # byte order, as strcmp
+            by_name = pc.sort_indices(arr.take(rows)).to_numpy()
         else:
             taken = docs[rows] if isinstance(docs, np.ndarray) else np.asarray(docs, dtype=object)[rows]
             by_name = np.argsort(np.asarray(taken).astype(str), kind="stable")

@@ -130,7 +130,8 @@ def string_sort_key(arr) -> list[np.ndarray] | None:
     """Keys whose lexicographic order (first array most significant) is the byte order of the strings.
 
     One uint64 array per 8-byte word, big-endian, bytes past the end zero; then the lengths (a prefix
-    sorts first). Pass ``reversed(keys)`` to ``np.lexsort``. None if not a string array.
+    sorts first), folded into the last byte of the last word when no string reaches it. Pass
+    ``keys[::-1]`` to ``np.lexsort``. None if not a string array.
 
     >>> import pyarrow as pa
     >>> ids = pa.array(["d10", "d9", "d1", "c", "d1x", "d"])
@@ -143,5 +144,9 @@ def string_sort_key(arr) -> list[np.ndarray] | None:
         return None
     data, start, length = bufs
     keys = [word.byteswap() for _, word in _words(data, start, length)]
-    keys.append(length.astype(np.uint64))
+    longest = int(length.max()) if len(length) else 0
+    if keys and longest < min(8 * len(keys), 256):   # the last byte of the last word is always zero
+        keys[-1] |= length.astype(np.uint64)
+    else:
+        keys.append(length.astype(np.uint64))
     return keys
