@@ -99,6 +99,17 @@ def test_sort_key_orders_like_bytes_at_every_longest_length(longest):
     assert np.lexsort((np.arange(len(strings)), *keys[::-1])).tolist() == expected
 
 
+def test_blocks_of_strings_give_the_same_hashes_and_keys(monkeypatch):
+    from tierank.data import strings
+    rng = np.random.default_rng(7)
+    values = _random_strings(rng, 200, max_len=25) + ["x" * 40]   # the longest in the last block
+    arr = pa.array(values)
+    whole_h, whole_k = string_hashes(arr), string_sort_key(arr)
+    monkeypatch.setattr(strings, "CHUNK", 7)
+    assert np.array_equal(string_hashes(arr), whole_h)
+    assert all(np.array_equal(a, b) for a, b in zip(string_sort_key(arr), whole_k, strict=True))
+
+
 def test_buffers_at_the_very_end_of_the_data():
     # the last strings start within 8 bytes of the end of the data buffer
     strings = ["x" * 20, "ab", "c", "", "defghijklm"]

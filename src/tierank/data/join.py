@@ -296,75 +296,80 @@ def _segments(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
 
 
-def _sort_grouped(rq: np.ndarray, keys: np.ndarray, pad: object, docs: np.ndarray | None, n_q: int
-                  ) -> tuple[np.ndarray, np.ndarray, bool] | None:
-    """Sort a run whose rows come grouped by query (codes increasing) row by row in a padded matrix.
+@dataclass
+class _Blocks:
+    """A run whose rows come grouped by query, laid out as a padded matrix: one row per block.
 
-    ``keys`` sort ascending (best first), ``pad`` sorts after every key. Returns (order, qptr,
-    has_duplicate) or None when the run is too ragged. The duplicate check sorts the document codes
-    of each row the same way, so no hash table is built.
+    Rows of block b are ``qptr[b]:qptr[b+1]``; row r sits at ``flat[r]`` of the (n_blocks, width)
+    matrix (``flat`` is None when every block is full, so the matrix is a reshape).
     """
-    n = len(rq)
-    counts = np.bincount(rq, minlength=n_q)
-    width = int(counts.max())
-    if n_q * width > 2 * n + 1024:   # too ragged: padding would cost more than a global sort
-        return None
-    qptr = np.zeros(n_q + 1, dtype=np.int64)
-    np.cumsum(counts, out=qptr[1:])
-    full = n == n_q * width
-    col = None if full else np.arange(n) - qptr[rq]
-    if full:
-        padded = keys.reshape(n_q, width)
-    else:
-        padded = np.full((n_q, width), pad, dtype=keys.dtype)
-        padded[rq, col] = keys
-    # small unsigned keys: numpy's stable sort is a radix sort; floats: its default sort is faster
-    order = np.argsort(padded, axis=1, kind="stable" if padded.dtype.kind == "u" else None)
-    del padded
-    has_duplicate = True                          # unknown without document codes
-    if docs is not None:
-        if full:
-            doc_rows = docs.reshape(n_q, width).copy()
+
+    qptr: np.ndarray
+    width: int
+    flat: np.ndarray | None
+    block_code: np.ndarray   # query code of each block
+
+    @classmethod
+    def find(cls, codes: np.ndarray, numbered: bool) -> "_Blocks | None":
+        """The layout of a run grouped by query, or None (not grouped, or too ragged to pad).
+
+        ``numbered``: the codes of a grouped run are 0, 1, 2, ... (factorised codes of a whole run
+        are), so they number the blocks as they are.
+        """
+        n = len(codes)
+        if n == 0 or np.any(codes[1:] < codes[:-1]):
+            return None
+        if numbered:
+            counts = np.bincount(codes)
         else:
-            doc_rows = np.full((n_q, width), -1, dtype=docs.dtype)
-            doc_rows[rq, col] = docs
-        doc_rows.sort(axis=1)
-        same = doc_rows[:, 1:] == doc_rows[:, :-1]
-        has_duplicate = bool((same & (doc_rows[:, 1:] >= 0)).any())
-        del doc_rows, same
-    del col
-    order += qptr[:-1, None]
-    flat = order.ravel() if full else order[np.arange(width)[None, :] < counts[:, None]]
-    return flat, qptr, has_duplicate
+            starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+            counts = np.diff(np.append(starts, n))
+        width = int(counts.max())
+        if len(counts) * width > 2 * n + 1024:   # too ragged: padding would cost more than a sort
+            return None
+        qptr = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=qptr[1:])
+        flat = None
+        if n != len(counts) * width:
+            flat = np.arange(n, dtype=np.int64)
+            flat += np.repeat(np.arange(len(counts), dtype=np.int64) * width - qptr[:-1], counts)
+        return cls(qptr, width, flat, codes[qptr[:-1]])
 
+    def matrix(self, values: np.ndarray, pad: object) -> np.ndarray:
+        shape = (len(self.qptr) - 1, self.width)
+        if self.flat is None:
+            return values.reshape(shape)
+        out = np.full(shape, pad, dtype=values.dtype)
+        out.ravel()[self.flat] = values
+        return out
 
-def _sort_input_blocks(in_codes: np.ndarray, new_code: np.ndarray, keys: np.ndarray, pad: object,
-                       docs: np.ndarray | None, numbered: bool) -> tuple[np.ndarray, np.ndarray, bool] | None:
-    """Sort a run that comes grouped by query (in any query order) block by block, then put the blocks
-    in the order of the evaluated query codes. ``in_codes``: query codes, non-decreasing along the
-    input when it is grouped; ``numbered``: they are then 0, 1, 2, ... (factorised codes of the whole
-    run are); ``new_code[c]``: the final code of code c. None when the input is not grouped."""
-    n = len(in_codes)
-    if n == 0 or np.any(in_codes[1:] < in_codes[:-1]):
-        return None
-    if numbered:
-        compact, n_blocks = in_codes, int(in_codes[-1]) + 1
-    else:
-        starts = np.concatenate(([0], np.flatnonzero(in_codes[1:] != in_codes[:-1]) + 1))
-        compact = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, n)))
-        n_blocks = len(starts)
-    grouped = _sort_grouped(compact, keys, pad, docs, n_blocks)
-    del compact
-    if grouped is None:
-        return None
-    order, qptr, has_duplicate = grouped
-    block_new = new_code[in_codes[qptr[:-1]]]
-    if np.any(block_new[1:] < block_new[:-1]):   # blocks in input order -> blocks in query-code order
-        perm = np.argsort(block_new, kind="stable")
-        sizes = np.diff(qptr)[perm]
-        order = order[_segments(qptr[:-1][perm], sizes)]
-        qptr = np.concatenate(([0], np.cumsum(sizes)))
-    return order, qptr, has_duplicate
+    def has_repeats(self, docs: np.ndarray) -> bool:
+        """Whether a block holds a document code twice (codes >= 0; rows sorted, no hash table)."""
+        rows = self.matrix(docs, -1)
+        if self.flat is None:
+            rows = rows.copy()   # a reshape of the codes themselves
+        rows.sort(axis=1)
+        return bool(((rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] >= 0)).any())
+
+    def sort(self, keys: np.ndarray, pad: object, new_code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(order, qptr): rows sorted by key within each block, blocks in ``new_code`` order.
+
+        ``keys`` sort ascending (best first); ``pad`` sorts after every key.
+        """
+        padded = self.matrix(keys, pad)
+        # small unsigned keys: numpy's stable sort is a radix sort; floats: its default sort is faster
+        order = np.argsort(padded, axis=1, kind="stable" if padded.dtype.kind == "u" else None)
+        del padded
+        order += self.qptr[:-1, None]
+        sizes = np.diff(self.qptr)
+        order = order.ravel() if self.flat is None else order[np.arange(self.width)[None, :] < sizes[:, None]]
+        qptr = self.qptr
+        block_new = new_code[self.block_code]
+        if np.any(block_new[1:] < block_new[:-1]):   # blocks in input order -> in query-code order
+            perm = np.argsort(block_new, kind="stable")
+            order = order[_segments(qptr[:-1][perm], sizes[perm])]
+            qptr = np.concatenate(([0], np.cumsum(sizes[perm])))
+        return order, qptr
 
 
 def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> JoinedRun:
@@ -408,13 +413,15 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
         if n_all * codes.size >= 2 ** 62:   # composite keys would overflow: encode the documents
             codes = _encode_docs(np.asarray(run.doc, dtype=object), np.asarray(qrels.doc, dtype=object))
     run_d, qrels_d, n_docs = codes.run, codes.qrels, codes.size
+    hashed, complete = codes.hashed, codes.complete
+    del codes   # run_d is the only reference to the run's codes: freed as soon as the lookup is done
     # the judgments sorted by (query, document): a repeated pair is adjacent
     qkey = qrels_q * n_docs + qrels_d
     qsort = np.argsort(qkey, kind="stable")
     qkey = qkey[qsort]
     repeats = np.flatnonzero(qkey[1:] == qkey[:-1]) + 1
     if repeats.size:
-        if codes.hashed:
+        if hashed:
             raise _HashCollision
         _duplicate_error(qrels, int(qsort[repeats].min()), "qrels")   # the first row repeating one
 
@@ -446,28 +453,18 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     if only_run:   # rows of unjudged queries leave now
         keep_rows = np.flatnonzero(evaluated[run_q])
         run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
-    keys, pad = _sort_keys(scores, np.asarray(run.value).dtype.kind in "iub")
-    grouped = _sort_input_blocks(run_q, new_code, keys, pad, run_d if codes.complete else None,
-                                 numbered=keep_rows is None)
-    del keys
-    rq = None
-    if grouped is not None:
-        item_order, qptr, has_duplicate = grouped
-    else:
-        rq = new_code[run_q]
-        item_order, qptr = sort_ranked(rq, scores, n_q)
-        has_duplicate = True
+    blocks = _Blocks.find(run_q, numbered=keep_rows is None)
     if string_duplicates is not None:   # rows of the whole run, before leaving out unjudged queries
         dup = string_duplicates.result()
         if dup is not None:
             _duplicate_error(run, dup, "run")
-    elif has_duplicate:   # find the first repeated (query, document) row
-        dup = _first_duplicate((rq if rq is not None else new_code[run_q]) * n_docs + run_d)
+    elif blocks is None or not complete or blocks.has_repeats(run_d):
+        # find the first repeated (query, document) row
+        dup = _first_duplicate(run_q * n_docs + run_d)
         if dup is not None:
-            if codes.hashed:
+            if hashed:
                 raise _HashCollision
             _duplicate_error(run, int(keep_rows[dup]) if keep_rows is not None else dup, "run")
-    del rq
 
     # the judgments of evaluated queries, by (new query code, document): the judged lists and the lookup
     qrels_ptr = np.searchsorted(qkey, np.arange(n_all + 1, dtype=np.int64) * n_docs)
@@ -481,7 +478,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     # grades of the run's rows (unjudged: 0): look (query, document) up in the sorted judgments, only
     # for rows whose document is judged for some query
     row_grades = np.zeros(len(run_d))
-    candidates = _judged_candidates(codes, run_d, qrels_d)
+    candidates = _judged_candidates(run_d, qrels_d, n_docs, complete)
     if len(jkey) and len(candidates):
         key = new_code[run_q[candidates]] * n_docs + run_d[candidates]
         by_key = np.argsort(key)   # sorted needles search faster (cache)
@@ -492,11 +489,20 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
         found = jkey[at] == key
         del key
         matched, at = candidates[found], at[found]
-        if codes.hashed:
+        if hashed:
             _check_matches(run, qrels, matched if keep_rows is None else keep_rows[matched], jrows[at])
         row_grades[matched] = jgrades[at]
         del at, found, matched
-    del candidates, run_q, run_d, jkey
+    del candidates, run_d, jkey
+
+    # the ranked lists: rows sorted by query, then score (descending)
+    if blocks is not None:
+        keys, pad = _sort_keys(scores, np.asarray(run.value).dtype.kind in "iub")
+        item_order, qptr = blocks.sort(keys, pad, new_code)
+        del keys
+    else:
+        item_order, qptr = sort_ranked(new_code[run_q], scores, n_q)
+    del run_q, blocks
     item_grades = row_grades[item_order]
     del row_grades
     rows = item_order if keep_rows is None else keep_rows[item_order]
@@ -541,20 +547,24 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
                      empty_judged=empty_judged)
 
 
-def _judged_candidates(codes: _DocCodes, run_d: np.ndarray, qrels_d: np.ndarray) -> np.ndarray:
-    """Rows of the run whose document may be judged for some query (a superset; -1 codes never are)."""
-    if not codes.complete:
+def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, complete: bool) -> np.ndarray:
+    """Rows of the run whose document may be judged for some query (a superset; -1 codes never are).
+
+    ``complete``: every run document has a code (else unjudged ones are -1); ``n_docs``: code range.
+    """
+    if not complete:
         return np.flatnonzero(run_d >= 0)   # -1: judged for no query
-    if codes.size <= 8 * (len(run_d) + len(qrels_d)) + (1 << 20):
-        judged_anywhere = np.zeros(codes.size, dtype=bool)
-        judged_anywhere[qrels_d] = True
-        return np.flatnonzero(judged_anywhere[run_d])
-    # codes of a wide range: a bitmap on their low bits leaves out most unjudged rows
-    bits = min(max(int(8 * len(qrels_d)).bit_length(), 16), 30)
-    low = np.int64((1 << bits) - 1)
-    judged_low = np.zeros(1 << bits, dtype=bool)
-    judged_low[qrels_d & low] = True
-    return np.flatnonzero(judged_low[run_d & low])
+    if n_docs <= 8 * (len(run_d) + len(qrels_d)) + (1 << 20):
+        judged = np.zeros(n_docs, dtype=bool)
+        judged[qrels_d] = True
+        return np.flatnonzero(judged[run_d])
+    # codes of a wide range (hashes): a bitmap on their low bits leaves out most unjudged rows
+    low = np.int64((1 << min(max(int(8 * len(qrels_d)).bit_length(), 16), 30)) - 1)
+    judged = np.zeros(int(low) + 1, dtype=bool)
+    judged[qrels_d & low] = True
+    block = 1 << 20
+    return np.concatenate([np.flatnonzero(judged[run_d[a:a + block] & low]) + a   # blocks of rows
+                           for a in range(0, len(run_d), block)] or [np.zeros(0, dtype=np.int64)])
 
 
 def _check_matches(run: Columns, qrels: Columns, run_rows: np.ndarray, qrels_rows: np.ndarray) -> None:

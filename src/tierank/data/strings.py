@@ -25,10 +25,14 @@ _FIN1 = np.uint64(0xBF58476D1CE4E5B9)
 _FIN2 = np.uint64(0x94D049BB133111EB)
 
 
-def string_buffers(arr) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(data bytes, start offset, length) of a pyarrow string/binary array without nulls, or None.
+CHUNK = 1 << 20   # strings per block: bounds the temporaries of hashing and keys (a few MB each)
 
-    ``string_view`` arrays are cast to ``large_string`` first. None for other types or with nulls.
+
+def string_buffers(arr) -> tuple[np.ndarray, np.ndarray] | None:
+    """(data bytes, offsets) of a pyarrow string/binary array without nulls, or None.
+
+    String ``i`` is ``data[offsets[i]:offsets[i+1]]``. ``string_view`` arrays are cast to
+    ``large_string`` first. None for other types or with nulls.
     """
     import pyarrow as pa
 
@@ -50,9 +54,16 @@ def string_buffers(arr) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
                             offset=arr.offset * np.dtype(off_type).itemsize) if n else np.zeros(1, off_type)
     data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and n
             else np.zeros(0, dtype=np.uint8))
-    start = offsets[:-1].astype(np.int64, copy=False)
-    length = np.diff(offsets).astype(np.int64, copy=False)
-    return data, start, length
+    return data, offsets
+
+
+def _chunks(offsets: np.ndarray):
+    """Yield (slice, start, length) of blocks of CHUNK strings (int64 arrays)."""
+    n = len(offsets) - 1
+    for a in range(0, n, CHUNK):   # loop over blocks of a million strings
+        b = min(a + CHUNK, n)
+        off = offsets[a:b + 1].astype(np.int64)
+        yield slice(a, b), off[:-1], np.diff(off)
 
 
 class _Loader:
@@ -79,9 +90,8 @@ class _Loader:
         return out
 
 
-def _words(data: np.ndarray, start: np.ndarray, length: np.ndarray):
+def _words(loader: _Loader, start: np.ndarray, length: np.ndarray):
     """Yield (word index, little-endian word with bytes past the string's end zeroed)."""
-    loader = _Loader(data)
     n_words = int((int(length.max()) + 7) // 8) if len(length) else 0
     shortest = int(length.min()) if len(length) else 0
     for w in range(n_words):   # loop over the 8-byte words of the longest string
@@ -106,10 +116,18 @@ def string_hashes(arr) -> np.ndarray | None:
     bufs = string_buffers(arr)
     if bufs is None:
         return None
-    data, start, length = bufs
+    data, offsets = bufs
+    loader = _Loader(data)
+    out = np.empty(len(offsets) - 1, dtype=np.uint64)
+    for part, start, length in _chunks(offsets):
+        out[part] = _hash_chunk(loader, start, length)
+    return out
+
+
+def _hash_chunk(loader: _Loader, start: np.ndarray, length: np.ndarray) -> np.ndarray:
     h = length.astype(np.uint64) * _MUL
     shortest = int(length.min()) if len(length) else 0
-    for w, word in _words(data, start, length):
+    for w, word in _words(loader, start, length):
         # a string's hash must not depend on the others: words past its end leave it unchanged
         word ^= h
         word *= _MUL
@@ -142,11 +160,21 @@ def string_sort_key(arr) -> list[np.ndarray] | None:
     bufs = string_buffers(arr)
     if bufs is None:
         return None
-    data, start, length = bufs
-    keys = [word.byteswap() for _, word in _words(data, start, length)]
-    longest = int(length.max()) if len(length) else 0
-    if keys and longest < min(8 * len(keys), 256):   # the last byte of the last word is always zero
-        keys[-1] |= length.astype(np.uint64)
-    else:
-        keys.append(length.astype(np.uint64))
+    data, offsets = bufs
+    loader = _Loader(data)
+    lengths = np.diff(offsets)
+    longest = int(lengths.max()) if len(lengths) else 0
+    n_words = (longest + 7) // 8
+    fold = 0 < longest < min(8 * n_words, 256)   # the last byte of the last word is always zero
+    keys = [np.empty(len(lengths), dtype=np.uint64) for _ in range(n_words + (not fold))]
+    del lengths
+    for part, start, length in _chunks(offsets):
+        for w, word in _words(loader, start, length):
+            keys[w][part] = word.byteswap()
+        for w in range(int((int(length.max()) + 7) // 8), n_words):   # words no string here reaches
+            keys[w][part] = 0
+        if fold:
+            keys[-1][part] |= length.astype(np.uint64)
+        else:
+            keys[-1][part] = length
     return keys
