@@ -218,3 +218,21 @@ def test_ragged_runs_pad_small_integer_keys_last(top):
     # q1: 'a' (score 0) is third of three -> RR 1/3; q2: 'x' alone -> RR 1
     assert res["RR"].tolist() == [1 / 3, 1.0]
     assert res["P@1"].tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_strings_equal_agrees_with_python(seed, monkeypatch):
+    from tierank.data import strings
+    monkeypatch.setattr(strings, "CHUNK", 5)
+    rng = np.random.default_rng(seed)
+    a_values = _random_strings(rng, 60, alphabet="ab", max_len=18)
+    b_values = _random_strings(rng, 40, alphabet="ab", max_len=18) + a_values[:10]
+    a, b = pa.array(a_values), pa.array(b_values, type=pa.large_string())
+    for _ in range(50):
+        ra = rng.integers(0, len(a_values), size=rng.integers(0, 12))
+        rb = rng.integers(0, len(b_values), size=len(ra))
+        equal = all(a_values[i] == b_values[j] for i, j in zip(ra, rb))
+        assert strings.strings_equal(a, ra, b, rb) is equal
+    same = np.arange(10)
+    assert strings.strings_equal(a, same, b, same + 40) is True
+    assert strings.strings_equal(pa.array([1]), same[:1], b, same[:1]) is None

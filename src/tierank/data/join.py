@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..errors import InputError
 from .ranked import RankedLists, sort_ranked
-from .strings import string_hashes, string_sort_key
+from .strings import string_hashes, string_sort_key, strings_equal
 
 __all__ = ["Columns", "JoinedRun", "join_run_qrels", "TierankWarning", "sorted_label_order"]
 
@@ -569,9 +569,7 @@ def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, comp
 
 def _check_matches(run: Columns, qrels: Columns, run_rows: np.ndarray, qrels_rows: np.ndarray) -> None:
     """Raise _HashCollision unless the document ids of the matched rows are equal pairwise."""
-    import pyarrow.compute as pc
-    if len(run_rows) and not pc.all(pc.equal(_arrow(run.doc).take(run_rows),
-                                             _arrow(qrels.doc).take(qrels_rows))).as_py():
+    if not strings_equal(_arrow(run.doc), run_rows, _arrow(qrels.doc), qrels_rows):
         raise _HashCollision
 
 

@@ -4,6 +4,7 @@
   strings almost always get different ones. The join uses hashes as document codes and checks every
   match it relies on against the strings themselves (a collision falls back to exact encoding), so a
   hash never decides a result on its own.
+* :func:`strings_equal`: whether pairs of strings (row i of one array, row j of another) are equal.
 * :func:`string_sort_key`: words of the strings, big-endian, whose lexicographic order is the byte
   order of the strings (``strcmp``, as trec_eval compares document ids).
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["string_buffers", "string_hashes", "string_sort_key"]
+__all__ = ["string_buffers", "string_hashes", "string_sort_key", "strings_equal"]
 
 # masks keeping the first b bytes of a little-endian 64-bit load, b = 0..8
 _KEEP = np.array([(1 << (8 * b)) - 1 for b in range(9)], dtype=np.uint64)
@@ -90,15 +91,20 @@ class _Loader:
         return out
 
 
+def _word(loader: _Loader, start: np.ndarray, length: np.ndarray, w: int, shortest: int) -> np.ndarray:
+    """Word w (little-endian) of each string, bytes past the string's end zeroed."""
+    word = loader.load(start + 8 * w if w else start)
+    if shortest < 8 * (w + 1):   # some string ends inside this word: zero the bytes past its end
+        word &= _KEEP[np.clip(length - 8 * w, 0, 8)]
+    return word
+
+
 def _words(loader: _Loader, start: np.ndarray, length: np.ndarray):
-    """Yield (word index, little-endian word with bytes past the string's end zeroed)."""
+    """Yield (w, word w of each string) for the words of the longest string."""
     n_words = int((int(length.max()) + 7) // 8) if len(length) else 0
     shortest = int(length.min()) if len(length) else 0
     for w in range(n_words):   # loop over the 8-byte words of the longest string
-        word = loader.load(start + 8 * w if w else start)
-        if shortest < 8 * (w + 1):   # some string ends inside this word: zero the bytes past its end
-            word &= _KEEP[np.clip(length - 8 * w, 0, 8)]
-        yield w, word
+        yield w, _word(loader, start, length, w, shortest)
 
 
 def string_hashes(arr) -> np.ndarray | None:
@@ -178,3 +184,31 @@ def string_sort_key(arr) -> list[np.ndarray] | None:
         else:
             keys[-1][part] = length
     return keys
+
+
+def strings_equal(a, rows_a: np.ndarray, b, rows_b: np.ndarray) -> bool | None:
+    """Whether string ``rows_a[i]`` of ``a`` equals string ``rows_b[i]`` of ``b`` for every i.
+
+    None if either is not a string array. Compares lengths, then 8-byte words, in blocks of pairs.
+
+    >>> import pyarrow as pa
+    >>> a, b = pa.array(["x", "d10", "d1"]), pa.array(["d1", "d10"])
+    >>> strings_equal(a, np.array([1, 2]), b, np.array([1, 0])), strings_equal(a, np.array([0]), b, np.array([0]))
+    (True, False)
+    """
+    bufs_a, bufs_b = string_buffers(a), string_buffers(b)
+    if bufs_a is None or bufs_b is None:
+        return None
+    (data_a, off_a), (data_b, off_b) = bufs_a, bufs_b
+    load_a, load_b = _Loader(data_a), _Loader(data_b)
+    for c in range(0, len(rows_a), CHUNK):   # loop over blocks of a million pairs
+        ra, rb = rows_a[c:c + CHUNK], rows_b[c:c + CHUNK]
+        start_a, start_b = off_a[ra].astype(np.int64), off_b[rb].astype(np.int64)
+        length = off_a[ra + 1] - start_a
+        if not np.array_equal(length, off_b[rb + 1] - start_b):
+            return False
+        shortest = int(length.min()) if len(length) else 0
+        for w, word in _words(load_a, start_a, length):
+            if not np.array_equal(word, _word(load_b, start_b, length, w, shortest)):
+                return False
+    return True
