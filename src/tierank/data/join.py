@@ -11,8 +11,9 @@ integer scores as uint8/uint16 keys (radix sort).
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -181,22 +182,31 @@ class _HashCollision(Exception):
     """Two different document ids got the same hashed code where it matters: encode them exactly."""
 
 
-def _hashed_docs(run_d: Any, qrels_d: Any, n_queries: int) -> _DocCodes | None:
+def _in_background(fn: Callable, *args: Any) -> Future:
+    """Run ``fn(*args)`` on a worker thread. numpy and pyarrow release the GIL in their loops, so on
+    the two cores of this machine class the join overlaps its two largest independent steps."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(fn, *args)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _hashed_docs(run_hashes: Future, qrels_d: Any, n_queries: int) -> _DocCodes | None:
     """Codes of string ids from their 64-bit hashes, truncated so ``query * size + code`` fits int64.
 
-    Hashing reads every string once, straight from the arrow buffers, and needs no hash table: about
-    ten times faster than dictionary-encoding millions of distinct ids. Codes may collide; the join
-    checks the strings of every judged match and treats any repeated code as a possible collision.
+    ``run_hashes``: the (pending) :func:`string_hashes` of the run's ids. Hashing reads every string
+    once, straight from the arrow buffers, and needs no hash table: about ten times faster than
+    dictionary-encoding millions of distinct ids. Codes may collide; the join checks the strings of
+    every judged match and treats any repeated code as a possible collision.
     """
     bits = 62 - max(int(n_queries), 1).bit_length()
     if bits < 40:   # too many queries for codes wide enough to make collisions rare
         return None
-    a, b = _arrow(run_d), _arrow(qrels_d)
-    if a is None or b is None or a.type != b.type:
-        return None
-    hr = string_hashes(a)
-    hq = string_hashes(b) if hr is not None else None
-    if hq is None:
+    b = _arrow(qrels_d)
+    hq = string_hashes(b) if b is not None else None
+    hr = run_hashes.result()
+    if hq is None or hr is None:
         return None
     shift = np.uint64(64 - bits)
     return _DocCodes((hr >> shift).view(np.int64), (hq >> shift).view(np.int64), 1 << bits,
@@ -248,7 +258,6 @@ def _duplicate_by_blocks(docs: Any, rq: np.ndarray, block: int = 1 << 20) -> int
         return None if dup is None else a + dup
 
     # blocks of whole queries, hashed on two threads (pyarrow releases the GIL)
-    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=2) as pool:
         found = list(pool.map(first_in_block, cuts[:-1], cuts[1:]))
     _release_arrow_memory()
@@ -404,26 +413,26 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip") -> Joine
 
 
 def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> JoinedRun:
+    run_hashes = None   # string ids: hashed on a worker thread while the rest is validated and coded
+    if not exact_ids and not _is_integer_ids(run.doc) and len(run.doc):
+        arrow_docs = _arrow(run.doc)
+        if arrow_docs is not None:
+            run_hashes = _in_background(string_hashes, arrow_docs)
     scores = _numbers(run, "score")
     grades = _numbers(qrels, "grade")
     run_q, qrels_q, quniq = _encode_queries(run.query, qrels.query)
     n_all = len(quniq)
-    codes = None
-    if not exact_ids and not _is_integer_ids(run.doc) and len(run_q):
-        codes = _hashed_docs(run.doc, qrels.doc, n_all)
+    codes = _hashed_docs(run_hashes, qrels.doc, n_all) if run_hashes is not None else None
     string_duplicates = None
     if codes is None:
         # String ids: hash the run's (query, document) pairs for duplicates on another thread while
-        # the judged documents are encoded (pyarrow releases the GIL; this machine class has 2 cores).
-        from concurrent.futures import ThreadPoolExecutor
-        pool = ThreadPoolExecutor(max_workers=1)
+        # the judged documents are encoded.
         run_docs = run.doc
         if not _is_integer_ids(run_docs) and len(run_q):
             arrow_docs = _arrow(run_docs)
             if arrow_docs is not None:
                 run_docs = arrow_docs
-                string_duplicates = pool.submit(_duplicate_by_blocks, arrow_docs, run_q)
-        pool.shutdown(wait=False)
+                string_duplicates = _in_background(_duplicate_by_blocks, arrow_docs, run_q)
         codes = _encode_docs(run_docs, qrels.doc)
         del run_docs
         if n_all * codes.size >= 2 ** 62:   # composite keys would overflow: encode the documents
@@ -474,17 +483,10 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     if blocks is not None:
         keys = _SortKeys.of(scores, np.asarray(run.value).dtype.kind in "iub")
         scores = None   # the keys give them back
-    if string_duplicates is not None:   # rows of the whole run, before leaving out unjudged queries
-        dup = string_duplicates.result()
-        if dup is not None:
-            _duplicate_error(run, dup, "run")
-    elif blocks is None or not complete or blocks.has_repeats(run_d):
-        # find the first repeated (query, document) row
-        dup = _first_duplicate(run_q.astype(np.int64) * n_docs + run_d)
-        if dup is not None:
-            if hashed:
-                raise _HashCollision
-            _duplicate_error(run, int(keep_rows[dup]) if keep_rows is not None else dup, "run")
+    # a document twice in a query: sorted blocks show it, on a worker thread during the lookup below
+    repeats = None
+    if string_duplicates is None and blocks is not None and complete:
+        repeats = _in_background(blocks.has_repeats, run_d)
 
     # the judgments of evaluated queries, by (new query code, document): the judged lists and the lookup
     qrels_ptr = np.searchsorted(qkey, np.arange(n_all + 1, dtype=np.int64) * n_docs)
@@ -513,7 +515,18 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
             _check_matches(run, qrels, matched if keep_rows is None else keep_rows[matched], jrows[at])
         row_grades[matched] = jgrades[at]
         del at, found, matched
-    del candidates, run_d, jkey
+    del candidates, jkey
+    if string_duplicates is not None:   # rows of the whole run, before leaving out unjudged queries
+        dup = string_duplicates.result()
+        if dup is not None:
+            _duplicate_error(run, dup, "run")
+    elif repeats is None or repeats.result():   # find the first repeated (query, document) row
+        dup = _first_duplicate(run_q.astype(np.int64) * n_docs + run_d)
+        if dup is not None:
+            if hashed:
+                raise _HashCollision
+            _duplicate_error(run, int(keep_rows[dup]) if keep_rows is not None else dup, "run")
+    del run_d
 
     # the ranked lists: rows sorted by query, then score (descending)
     if blocks is not None:
