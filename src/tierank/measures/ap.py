@@ -39,18 +39,20 @@ def _fns(m: Measure):
     return ("b", rel), b, ("w", rel), w
 
 
-def _slot_sums(t: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _slot_sums(t: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """A_0 = Σ_{j=1}^{s} 1/(t+j) and A_1 = Σ_{j=1}^{s} (j-1)/(t+j), in extended precision.
 
-    One slot: A_0 = 1/(t+1), A_1 = 0 exactly (singleton groups of fixed orders take this path).
+    One slot: A_0 = 1/(t+1), A_1 = 0 exactly (singleton groups of fixed orders take this path). A_1 is
+    None when no entry has more than one slot (all zero).
     """
     a0 = position_sum("harmonic", t, s)
-    a1 = np.zeros(len(t))
     many = s > 1
-    if many.any():
-        tm, sm = t[many], s[many]
-        H = position_prefix("harmonic", int((tm + sm).max()))
-        a1[many] = (sm - (tm + 1) * (H[tm + sm] - H[tm])).astype(np.float64)
+    if not many.any():
+        return a0, None
+    a1 = np.zeros(len(t))
+    tm, sm = t[many], s[many]
+    H = position_prefix("harmonic", int((tm + sm).max()))
+    a1[many] = (sm - (tm + 1) * (H[tm + sm] - H[tm])).astype(np.float64)
     return a0, a1
 
 
@@ -64,20 +66,31 @@ class _Groups:
         self.W = g.group_sum(wkey, w)
         self.G_before = g.before(wkey, w)
         self.mu = divide(self.W, self.r)
-        self.n = g.group_size.astype(np.float64)
+        # n_c; None when every group is one item (fixed orders), where r/n = r and A_1 = 0
+        self.n = None if g.all_singletons else g.group_size.astype(np.float64)
 
-    def slots(self, groups: np.ndarray, t: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """Σ over the first s slots of each group of E[b_i G_i] / i."""
+    def slots(self, groups: np.ndarray | None, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """Σ over the first s slots of each group of E[b_i G_i] / i (``groups`` None: every group)."""
         a0, a1 = _slot_sums(t, s)
-        r, n, mu = self.r[groups], self.n[groups], self.mu[groups]
-        return (r / n) * ((self.G_before[groups] + mu) * a0 + mu * divide(r - 1, n - 1) * a1)
+
+        def pick(v: np.ndarray) -> np.ndarray:
+            return v if groups is None else v[groups]
+
+        r, mu = pick(self.r), pick(self.mu)
+        out = pick(self.G_before) + mu
+        out *= a0
+        if a1 is not None:   # some group has two slots or more (A_1 = 0 otherwise)
+            n = pick(self.n)
+            out += mu * divide(r - 1, n - 1) * a1
+        out *= r if self.n is None else r / pick(self.n)
+        return out
 
 
 def _numerator(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:
     """E[Σ_{i<=K} b_i G_i / i] per query (K may be 0)."""
     grp = g.memo(("ap_groups", m.name, m["rel"]), lambda: _Groups(g, m))
     full = g.memo(("ap_full", m.name, m["rel"]),
-                  lambda: grp.slots(np.arange(g.n_groups), g.group_first, g.group_size))
+                  lambda: grp.slots(None, g.group_first, g.group_size))
     out = np.zeros(g.n_queries)
     ok = K > 0
     cut = g.cut(np.where(ok, K, 1))
@@ -103,9 +116,10 @@ def average_precision(g: TieStats, m: Measure) -> np.ndarray:
         return out
     c, t, mm, n = cut.group[q], cut.t[q], cut.m[q], cut.n[q]
     full = g.memo(("ap_full", m.name, m["rel"]),
-                  lambda: grp.slots(np.arange(g.n_groups), g.group_first, g.group_size))
+                  lambda: grp.slots(None, g.group_first, g.group_size))
     S = g.sum_before_cut(full, cut)[q]
     A0, A1 = _slot_sums(t, mm)
+    A1 = np.zeros(len(t)) if A1 is None else A1
     mf = mm.astype(np.float64)
     mu, Gb, Rq = grp.mu[c], grp.G_before[c], Rb[q]
 

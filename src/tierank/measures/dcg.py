@@ -64,9 +64,14 @@ def _dcg(g: TieStats, m: Measure) -> np.ndarray:
     # every position of a group gets the group's mean gain: DCG_T@k of tie_math.md §1
     gkey = _gain_key(m)
     disc = m["discount"]
-    mean = g.group_sum(gkey, lambda grades, _q: item_gains(m, grades)) / g.group_size
-    full = g.memo(("dcg_full", gkey, disc),
-                  lambda: mean * position_sum(disc, g.group_first, g.group_size))
+    total = g.group_sum(gkey, lambda grades, _q: item_gains(m, grades))
+    mean = total if g.all_singletons else total / g.group_size   # one item per group: its gain
+
+    def build_full() -> np.ndarray:
+        d = position_sum(disc, g.group_first, g.group_size)
+        return np.multiply(mean, d, out=d)   # in place: d is a fresh array
+
+    full = g.memo(("dcg_full", gkey, disc), build_full)
     cut = g.cut(g.clamp(m.cutoff))
     return g.sum_before_cut(full, cut) + mean[cut.group] * position_sum(disc, cut.t, cut.m)
 

@@ -44,19 +44,56 @@ def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     return out
 
 
+_BLOCK = 1 << 16   # entries per block of the integrality check (small temporaries, reused)
+
+
+def _integer_abs_sum(values: np.ndarray) -> float | None:
+    """``Σ|values|`` when every value is an integer, else None; block by block, so no temporary as
+    long as ``values`` (below 2**53 every partial sum of integers is exact in float64)."""
+    total = 0.0
+    for lo in range(0, len(values), _BLOCK):   # loop over blocks of entries
+        v = values[lo:lo + _BLOCK]
+        if not np.array_equal(v, np.round(v)):
+            return None
+        total += float(np.abs(v).sum())
+    return total
+
+
 def within_query_exclusive_cumsum(values: np.ndarray, query: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """For every entry, the sum of the earlier entries of its query (entries grouped by query).
 
-    Integer-valued inputs are summed exactly in int64; others in float64 within each query (pandas'
-    grouped cumsum), so rounding depends on the query's own sums only. ``starts[q]`` is the index of
-    query q's first entry.
+    Integer-valued inputs are summed exactly (in int64, or in float64 when every partial sum is an
+    integer below 2**53, which is exact too); others in float64 within each query (pandas' grouped
+    cumsum), so rounding depends on the query's own sums only. ``starts[q]`` is the index of query q's
+    first entry.
     """
-    if values.dtype.kind in "iub" or bool(np.all(values == np.round(values))):
-        cs = np.concatenate(([0], np.cumsum(values.astype(np.int64))))
-        return (cs[:-1] - cs[starts[query]]).astype(np.float64)
+    if values.dtype.kind in "iub":
+        return _restarting_cumsum(values, starts, np.int64).astype(np.float64)
+    total = _integer_abs_sum(values)
+    if total is not None:
+        if total < 2.0 ** 53:
+            return _restarting_cumsum(values, starts, np.float64)
+        return _restarting_cumsum(values.astype(np.int64), starts, np.int64).astype(np.float64)
     values = np.asarray(values, dtype=np.float64)
     inclusive = pd.Series(values).groupby(query, sort=False).cumsum().to_numpy()
     return inclusive - values
+
+
+def _restarting_cumsum(values: np.ndarray, starts: np.ndarray, dtype: type) -> np.ndarray:
+    """Exclusive cumsum restarting at every query, in one pass and one array: the increments are the
+    previous entries, except at a query's first entry, where the previous query's total is taken off
+    so the running sum restarts at 0. Exact for int64, and for float64 integer sums below 2**53."""
+    n = len(values)
+    out = np.empty(n, dtype=dtype)
+    if n == 0:
+        return out
+    out[0] = 0
+    out[1:] = values[:-1]
+    first = np.unique(starts)
+    first = first[(first > 0) & (first < n)]          # first entries of non-empty queries but the first
+    totals = np.add.reduceat(values, np.concatenate(([0], first)), dtype=dtype)
+    out[first] -= totals[:-1]                          # the total of the query just before each
+    return np.cumsum(out, out=out)
 
 
 _PREFIX: dict[str, np.ndarray] = {}
@@ -88,15 +125,17 @@ def position_prefix(kind: str, n: int) -> np.ndarray:
     return out
 
 
-def _position_values(kind: str, i: np.ndarray) -> np.ndarray:
-    """f(i) in float64 for 1-based positions i (the one-slot case of :func:`position_sum`)."""
-    i = i.astype(np.float64)
+def _position_values(kind: str, start: np.ndarray) -> np.ndarray:
+    """f(start + 1) in float64 (the one-slot case of :func:`position_sum`), computed in place."""
+    i = np.add(start, 1.0)      # exact for positions below 2**53
     if kind == "harmonic":
-        return 1.0 / i
+        return np.divide(1.0, i, out=i)
     if kind == "log2":
-        return 1.0 / np.log2(i + 1.0)
-    out = np.ones_like(i)
+        i += 1.0
+        np.log2(i, out=i)
+        return np.divide(1.0, i, out=i)
     big = i >= 2
+    out = np.ones_like(i)
     out[big] = 1.0 / np.log2(i[big])
     return out
 
@@ -107,12 +146,14 @@ def position_sum(kind: str, start: np.ndarray, count: np.ndarray) -> np.ndarray:
     One slot (singleton groups, fixed orders) is f(start+1) in float64; longer runs are differences
     of the long-double prefix sums.
     """
-    out = np.zeros(len(start))
     if len(start) == 0:
-        return out
+        return np.zeros(0)
     one = count == 1
+    if one.all():
+        return _position_values(kind, start)
+    out = np.zeros(len(start))
     if one.any():
-        out[one] = _position_values(kind, start[one] + 1)
+        out[one] = _position_values(kind, start[one])
     many = count > 1
     if many.any():
         s, c = start[many], count[many]
@@ -208,13 +249,18 @@ class Judged:
 
 
 class _ItemGrades:
-    """Grades of sorted items; groups are contiguous runs of items."""
+    """Grades of sorted items; groups are contiguous runs of items.
 
-    def __init__(self, grades: np.ndarray, group_start: np.ndarray, qptr: np.ndarray) -> None:
+    ``group_start`` None: every item is its own group (fixed orders), so per-group sums and gathers
+    are the items' own values; ``item_query`` may then be given (it is the query of each group).
+    """
+
+    def __init__(self, grades: np.ndarray, group_start: np.ndarray | None, qptr: np.ndarray,
+                 item_query: np.ndarray | None = None) -> None:
         self.grades = grades
         self.group_start = group_start
         self.qptr = qptr
-        self._item_query: np.ndarray | None = None
+        self._item_query = item_query
 
     @property
     def item_query(self) -> np.ndarray:
@@ -224,13 +270,17 @@ class _ItemGrades:
         return self._item_query
 
     def group_sum(self, f: GradeFn, with_query: bool) -> np.ndarray:
-        if len(self.group_start) == 0:
+        if len(self.grades) == 0:
             return np.zeros(0)
-        values = f(self.grades, self.item_query if with_query else None)
-        return np.add.reduceat(np.asarray(values, dtype=np.float64), self.group_start)
+        values = np.asarray(f(self.grades, self.item_query if with_query else None), dtype=np.float64)
+        if self.group_start is None:
+            return values
+        return np.add.reduceat(values, self.group_start)
 
     def group_grades(self, groups: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ptr, grades) of the items of the selected groups."""
+        if self.group_start is None:
+            return np.arange(len(groups) + 1), self.grades[groups]
         ptr = np.concatenate(([0], np.cumsum(sizes)))
         idx = np.repeat(self.group_start[groups] - ptr[:-1], sizes) + np.arange(ptr[-1])
         return ptr, self.grades[idx]
@@ -272,22 +322,33 @@ class TieStats:
     judged : Judged
     group_key : float64 array, the key of each group, higher is better (a score; for distances and
         histogram bins the negated distance), so "within radius r" is ``group_key >= -r``
+    all_singletons : bool
+        Every group is one item (a fixed order, :meth:`singletons`): group ``c`` is item ``c``, which
+        lets a few hot spots skip identity gathers and searches.
     """
 
     def __init__(self, lengths: np.ndarray, group_query: np.ndarray, group_size: np.ndarray,
                  source: _ItemGrades | _LevelGrades, judged: Judged, ranked: RankedLists | None = None,
-                 group_key: np.ndarray | None = None) -> None:
+                 group_key: np.ndarray | None = None, all_singletons: bool = False) -> None:
         self.n_queries = len(lengths)
-        self.lengths = lengths.astype(np.int64)
-        self.group_query = group_query.astype(np.int64)
-        self.group_size = group_size.astype(np.int64)
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.group_query = np.asarray(group_query, dtype=np.int64)
+        self.group_size = np.asarray(group_size, dtype=np.int64)
         self.n_groups = len(group_size)
-        self.query_groups = np.searchsorted(self.group_query, np.arange(self.n_queries + 1)).astype(np.int64)
-        self.group_first = within_query_exclusive_cumsum(self.group_size, self.group_query,
-                                                         self.query_groups[:-1]).astype(np.int64)
+        self.all_singletons = all_singletons
         offsets = np.concatenate(([0], np.cumsum(self.lengths)))
         self._query_offset = offsets
-        self._group_end = offsets[self.group_query] + self.group_first + self.group_size
+        if all_singletons:   # groups are items: no search; group_first counts 0, 1, ... in each query
+            self.query_groups = offsets
+            self.group_first = _restarting_cumsum(np.broadcast_to(np.int64(1), (self.n_groups,)),
+                                                  offsets[:-1], np.int64)
+            self._group_end = None   # cut() computes the cut item directly
+        else:
+            self.query_groups = np.searchsorted(self.group_query,
+                                                np.arange(self.n_queries + 1)).astype(np.int64)
+            self.group_first = within_query_exclusive_cumsum(self.group_size, self.group_query,
+                                                             self.query_groups[:-1]).astype(np.int64)
+            self._group_end = offsets[self.group_query] + self.group_first + self.group_size
         self.source = source
         self.judged = judged
         self.ranked = ranked
@@ -309,8 +370,27 @@ class TieStats:
 
     @classmethod
     def singletons(cls, ranked: RankedLists, grades: np.ndarray, judged: Judged) -> "TieStats":
-        """Every item its own group: a fixed ordering, the plain tie-broken metric."""
-        return cls._from_starts(ranked, grades, np.ones(len(grades), dtype=bool), judged)
+        """Every item its own group: a fixed ordering, the plain tie-broken metric.
+
+        Parameters
+        ----------
+        ranked : RankedLists
+            The sorted lists (their query pointers and keys; the keys are constant inside a tie, so
+            a reordering inside ties leaves them in place).
+        grades : float64 array
+            The grade of every item, in the fixed order.
+        judged : Judged
+            The judged grades of every query.
+
+        Returns
+        -------
+        TieStats
+            Statistics with ``all_singletons`` set.
+        """
+        query = np.repeat(np.arange(ranked.n_queries, dtype=np.int64), ranked.lengths)
+        source = _ItemGrades(grades, None, ranked.qptr, item_query=query)
+        ones = np.broadcast_to(np.int64(1), (len(grades),))   # sizes 1 (a read-only view: no memory)
+        return cls(ranked.lengths, query, ones, source, judged, ranked, ranked.keys, all_singletons=True)
 
     @classmethod
     def _from_starts(cls, ranked: RankedLists, grades: np.ndarray, starts: np.ndarray,
@@ -324,6 +404,8 @@ class TieStats:
     @property
     def item_group(self) -> np.ndarray:
         """Group of every item (sorted-list statistics only; built on first use)."""
+        if self.all_singletons:
+            return np.arange(self.n_groups)
         return self.memo("item_group", lambda: np.repeat(np.arange(self.n_groups), self.group_size))
 
     @classmethod
@@ -421,7 +503,10 @@ class TieStats:
 
     def cut(self, K: np.ndarray) -> Cut:
         """Locate the cut group of per-query cutoffs ``K`` (requires 1 <= K <= n)."""
-        group = np.searchsorted(self._group_end, self._query_offset[:-1] + K, side="left")
+        if self.all_singletons:   # the K-th item of the query
+            group = self._query_offset[:-1] + (np.asarray(K, dtype=np.int64) - 1)
+        else:
+            group = np.searchsorted(self._group_end, self._query_offset[:-1] + K, side="left")
         t = self.group_first[group]
         return Cut(K=K, group=group, t=t, m=K - t, n=self.group_size[group])
 

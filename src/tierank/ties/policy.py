@@ -23,7 +23,8 @@ from ..measures._spec import Measure
 from ..measures.err import GradeAboveMax
 from .groups import Judged, TieStats
 
-__all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode", "random_tiebreak"]
+__all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode", "random_tiebreak",
+           "order_within_groups"]
 
 TIE_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
 
@@ -33,10 +34,13 @@ _GOLDEN = np.array([0x9E3779B97F4A7C15], dtype=np.uint64)
 
 
 def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser on uint64 arrays (wrapping arithmetic)."""
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
+    """splitmix64 finaliser on a uint64 array (wrapping arithmetic), in place: returns ``z``."""
+    tmp = np.empty_like(z)   # the one temporary, reused by every step
+    for bits, mult in ((30, _M1), (27, _M2), (31, None)):   # the three xor-shift steps
+        z ^= np.right_shift(z, np.uint64(bits), out=tmp)
+        if mult is not None:
+            z *= mult
+    return z
 
 
 def random_tiebreak(seed: int, index: np.ndarray) -> np.ndarray:
@@ -46,8 +50,116 @@ def random_tiebreak(seed: int, index: np.ndarray) -> np.ndarray:
     sorted nor on the block it is evaluated in, and no permutation of the whole input is built.
     """
     s = _mix(np.array([int(seed) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))
-    z = np.asarray(index).astype(np.uint64) * _GOLDEN + s
+    z = np.asarray(index).astype(np.uint64)
+    z *= _GOLDEN
+    z += s
     return _mix(z).view(np.int64)
+
+
+def order_within_groups(sizes: np.ndarray, secondary: np.ndarray, descending: bool = False
+                        ) -> np.ndarray | None:
+    """Order the items of each group (contiguous runs of items) by ``secondary``; None if unchanged.
+
+    The result is ``np.lexsort((secondary, group))`` with ``group = np.repeat(np.arange(len(sizes)),
+    sizes)``: the groups stay where they are, equal ``secondary`` values keep their positions. Integer
+    ``secondary`` takes one in-place sort of a combined key ``group | secondary - min(secondary) |
+    position inside the group`` (bit fields, high to low) instead of lexsort's two passes: the position
+    field makes the keys unique, orders equal values by position, and gives the item back after the
+    sort. When the fields need more than 63 bits (random hashes), the low bits of ``secondary`` are
+    dropped; the few runs of items whose truncated keys then collide are sorted by their full
+    ``secondary`` afterwards, so the result is exactly lexsort's in every case.
+
+    Parameters
+    ----------
+    sizes : int array (n_groups,)
+        Items per group, >= 1, in item order (``TieStats.group_size`` of sorted lists).
+    secondary : array (sum(sizes),)
+        The order inside each group. Non-integer dtypes take lexsort.
+    descending : bool, default=False
+        Larger ``secondary`` first (``lexsort((-secondary, group))`` without the negated copy; equal
+        values still in position order).
+
+    Returns
+    -------
+    int64 array (n,) or None
+        The items in order, or None when they already are (e.g. ``ties="input"`` on lists whose ties
+        kept the input order).
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    sec = np.asarray(secondary)
+    n = len(sec)
+    if int(sizes.sum()) != n or (sizes < 1).any():
+        raise ValueError("sizes must be >= 1 and add up to len(secondary)")
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])) if len(sizes) else np.zeros(0, np.int64)
+
+    def lexsort(idx: np.ndarray | None = None, run: np.ndarray | None = None) -> np.ndarray:
+        v = sec if idx is None else sec[idx]
+        if descending:   # ~v = -v - 1 reverses integers without overflow
+            v = ~v if v.dtype.kind in "iub" else -v
+        return np.lexsort((v, np.repeat(np.arange(len(sizes)), sizes) if run is None else run))
+
+    if n == 0:
+        return None
+    wrong = sec[1:] > sec[:-1] if descending else sec[1:] < sec[:-1]
+    wrong[starts[1:] - 1] = False       # pairs across a group boundary
+    if not wrong.any():
+        return None
+    del wrong
+    if sec.dtype.kind not in "iub":
+        return lexsort()
+    g_bits = (len(sizes) - 1).bit_length()
+    p_bits = int(sizes.max() - 1).bit_length()
+    if g_bits + p_bits > 62:   # beyond 2**62 items: no room for any bit of secondary
+        return lexsort()
+    # d = secondary - min(secondary) as uint64 (any integer range); every array here has one entry per
+    # item, so everything is computed in place, in two arrays (d's is reused)
+    if sec.dtype.kind == "i":   # order-preserving map to uint64: flip the sign bit
+        d = sec.astype(np.int64, copy=False).view(np.uint64) ^ np.uint64(1 << 63)
+    else:
+        d = sec.astype(np.uint64)
+    if descending:
+        np.invert(d, out=d)
+    d -= d.min()
+    d_bits = int(d.max()).bit_length()
+    shift = max(0, g_bits + d_bits + p_bits - 63)   # low bits of d dropped to fit in 63 bits
+    key = np.zeros(n, dtype=np.uint64)   # the group of every item: a cumsum of group starts
+    key[starts[1:]] = 1
+    np.cumsum(key, out=key)
+    key <<= np.uint64(d_bits - shift + p_bits)
+    if shift:
+        d >>= np.uint64(shift)
+    d <<= np.uint64(p_bits)
+    key |= d
+    buf = d.view(np.int64)
+    # position inside the group: a cumsum of ones restarting at 0 at each group's first item
+    buf.fill(1)
+    buf[0] = 0
+    buf[starts[1:]] = 1 - sizes[:-1]
+    np.cumsum(buf, out=buf)
+    key |= buf.view(np.uint64)
+    key.sort()
+    tie = None
+    if shift:   # truncated keys of one group may collide: equal bits above the position field
+        np.right_shift(key, np.uint64(p_bits), out=buf.view(np.uint64))
+        tie = buf[1:] == buf[:-1]
+    key &= np.uint64((1 << p_bits) - 1)                 # the position inside the group ...
+    order = key.view(np.int64)
+    buf.fill(0)                                          # ... plus the group's first item (a cumsum)
+    buf[starts[1:]] = sizes[:-1]
+    order += np.cumsum(buf, out=buf)
+    del buf, d
+    if tie is None or not tie.any():
+        return order
+    # runs of colliding keys are in position order: sort each by its full secondary (stable)
+    member = np.zeros(n, dtype=bool)
+    member[1:] = tie
+    member[:-1] |= tie
+    at = np.flatnonzero(member)
+    if 2 * len(at) > n:
+        return lexsort()
+    items = order[at]
+    order[at] = items[lexsort(items, np.cumsum(np.concatenate(([True], ~tie)))[at])]
+    return order
 
 
 class TieOrderings:
@@ -75,13 +187,14 @@ class TieOrderings:
         if mode == "input":
             secondary = ranked.input_order
         elif mode == "trec_eval":
-            secondary = -ranked.trec_order
+            secondary = ranked.trec_order   # descending below
         elif mode == "random":
             secondary = random_tiebreak(self.seed, ranked.input_order)
         else:
             raise ValueError(mode)
-        order = np.lexsort((secondary, self.expected.item_group))
-        stats = TieStats.singletons(ranked, ranked.grades[order], self.expected.judged)
+        order = order_within_groups(self.expected.group_size, secondary, descending=mode == "trec_eval")
+        grades = ranked.grades if order is None else ranked.grades[order]
+        stats = TieStats.singletons(ranked, grades, self.expected.judged)
         self._cache[mode] = stats
         return stats
 
