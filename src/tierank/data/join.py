@@ -117,21 +117,33 @@ def _group_starts(ids: Any) -> np.ndarray | None:
     return np.concatenate(([0], np.flatnonzero(change) + 1))
 
 
-def _encode_queries(run_q: Any, qrels_q: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Integer codes for the query ids of both tables (int32 for the run, int64 for the qrels); codes
-    of run queries come first."""
+@dataclass
+class _QueryCodes:
+    """Integer codes of the query ids of both tables: the run's queries are 0 .. n_run - 1."""
+
+    run: np.ndarray              # int32, one per run row (multiply as int64)
+    qrels: np.ndarray            # int64, one per qrels row
+    labels: np.ndarray           # the id of each code
+    n_run: int
+    run_counts: np.ndarray | None   # rows per run query when the run is grouped by query (codes sorted)
+
+
+def _encode_queries(run_q: Any, qrels_q: Any) -> _QueryCodes:
+    """Integer codes for the query ids of both tables; codes of run queries come first."""
     n = len(run_q)
     starts = _group_starts(run_q) if n else None
-    codes = uniques = None
+    codes = uniques = counts = None
     if starts is not None:
         blocks = np.asarray(run_q[starts] if isinstance(run_q, np.ndarray) else
                             np.asarray(run_q, dtype=object)[starts] if n < 1_000 else
                             _arrow(run_q).take(starts).to_numpy(zero_copy_only=False))
         if pd.Index(blocks).is_unique:   # grouped by query: no hashing of every row
-            codes = np.repeat(np.arange(len(starts), dtype=np.int32), np.diff(np.append(starts, n)))
+            counts = np.diff(np.append(starts, n))
+            codes = np.repeat(np.arange(len(starts), dtype=np.int32), counts)
             uniques = blocks
     if codes is None:
         codes, uniques = pd.factorize(run_q)
+    n_run = len(uniques)
     index = pd.Index(uniques)
     qcodes = _index_in(qrels_q, uniques)
     if qcodes is None:
@@ -144,7 +156,8 @@ def _encode_queries(run_q: Any, qrels_q: Any) -> tuple[np.ndarray, np.ndarray, n
     else:
         uniques = np.asarray(index)
     # run codes as int32 (a query code per row: half the memory); multiply them as int64
-    return codes.astype(np.int32, copy=False), qcodes.astype(np.int64, copy=False), uniques
+    return _QueryCodes(codes.astype(np.int32, copy=False), qcodes.astype(np.int64, copy=False), uniques,
+                       n_run, counts)
 
 
 def _index_in(ids: Any, values: np.ndarray) -> np.ndarray | None:
@@ -293,20 +306,25 @@ class _SortKeys:
     hi: float | None
 
     @classmethod
-    def of(cls, scores: np.ndarray, integral: bool) -> "_SortKeys":
+    def of(cls, scores: np.ndarray) -> "_SortKeys":
         """Small integer scores (quantised scores, an LLM judge's grades) become uint8 or uint16 ranks:
         numpy sorts those by radix, several times faster than float64, and they take 1/8 or 1/4 of
-        the memory."""
+        the memory. ``scores``: float64, or integers (taken as float64 would take them)."""
         if len(scores):
-            lo, hi = float(scores.min()), float(scores.max())
+            lo, hi = scores.min(), scores.max()
+            exact_ints = scores.dtype.kind in "iub" and -2 ** 53 < int(lo) and int(hi) < 2 ** 53
             for dtype in (np.uint8, np.uint16):
-                if hi - lo < np.iinfo(dtype).max:
-                    rank = np.subtract(hi, scores)
-                    small = rank.astype(dtype)
-                    if integral or np.array_equal(small, rank):
-                        return cls(small, np.iinfo(dtype).max, hi)
-                    break
-        return cls(-scores, np.nan, None)   # NaN padding sorts last (scores are never NaN)
+                if float(hi) - float(lo) >= np.iinfo(dtype).max:
+                    continue
+                if exact_ints:   # hi - s in [0, max): computed modulo 2**bits, in the small type
+                    small = np.subtract(dtype(int(hi) & np.iinfo(dtype).max), scores.astype(dtype))
+                    return cls(small, np.iinfo(dtype).max, float(hi))
+                rank = np.subtract(float(hi), scores, dtype=np.float64)
+                small = rank.astype(dtype)
+                if np.array_equal(small, rank):
+                    return cls(small, np.iinfo(dtype).max, float(hi))
+                break
+        return cls(-np.asarray(scores, dtype=np.float64), np.nan, None)   # NaN padding sorts last
 
     def scores(self, order: np.ndarray) -> np.ndarray:
         """The scores of the items ``order`` (float64, exactly as given)."""
@@ -335,16 +353,19 @@ class _Blocks:
     block_code: np.ndarray   # query code of each block
 
     @classmethod
-    def find(cls, codes: np.ndarray, numbered: bool) -> "_Blocks | None":
+    def find(cls, codes: np.ndarray, numbered: bool, counts: np.ndarray | None = None) -> "_Blocks | None":
         """The layout of a run grouped by query, or None (not grouped, or too ragged to pad).
 
         ``numbered``: the codes of a grouped run are 0, 1, 2, ... (factorised codes of a whole run
-        are), so they number the blocks as they are.
+        are), so they number the blocks as they are. ``counts``: rows per code when already known
+        to be grouped (no pass over the codes).
         """
         n = len(codes)
-        if n == 0 or np.any(codes[1:] < codes[:-1]):
+        if counts is not None and len(counts):
+            pass
+        elif n == 0 or np.any(codes[1:] < codes[:-1]):
             return None
-        if numbered:
+        elif numbered:
             counts = np.bincount(codes)
         else:
             starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
@@ -418,9 +439,12 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
         arrow_docs = _arrow(run.doc)
         if arrow_docs is not None:
             run_hashes = _in_background(string_hashes, arrow_docs)
-    scores = _numbers(run, "score")
+    # integer scores stay integers (no NaN to look for; sort keys come straight from them)
+    int_scores = isinstance(run.value, np.ndarray) and run.value.dtype.kind in "iub"
+    scores = run.value if int_scores else _numbers(run, "score")
     grades = _numbers(qrels, "grade")
-    run_q, qrels_q, quniq = _encode_queries(run.query, qrels.query)
+    queries = _encode_queries(run.query, qrels.query)
+    run_q, qrels_q, quniq = queries.run, queries.qrels, queries.labels
     n_all = len(quniq)
     codes = _hashed_docs(run_hashes, qrels.doc, n_all) if run_hashes is not None else None
     string_duplicates = None
@@ -450,7 +474,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
             raise _HashCollision
         _duplicate_error(qrels, int(qsort[repeats].min()), "qrels")   # the first row repeating one
 
-    in_run = np.bincount(run_q, minlength=n_all) > 0
+    in_run = np.arange(n_all) < queries.n_run
     in_qrels = np.bincount(qrels_q, minlength=n_all) > 0
     only_qrels = int((in_qrels & ~in_run).sum())
     only_run = int((in_run & ~in_qrels).sum())
@@ -478,11 +502,15 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     if only_run:   # rows of unjudged queries leave now
         keep_rows = np.flatnonzero(evaluated[run_q])
         run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
-    blocks = _Blocks.find(run_q, numbered=keep_rows is None)
+    blocks = _Blocks.find(run_q, numbered=keep_rows is None,
+                          counts=queries.run_counts if keep_rows is None else None)
+    del queries
     keys = None
     if blocks is not None:
-        keys = _SortKeys.of(scores, np.asarray(run.value).dtype.kind in "iub")
+        keys = _SortKeys.of(scores)
         scores = None   # the keys give them back
+    elif int_scores:
+        scores = scores.astype(np.float64)
     # a document twice in a query: sorted blocks show it, on a worker thread during the lookup below
     repeats = None
     if string_duplicates is None and blocks is not None and complete:

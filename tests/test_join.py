@@ -1,0 +1,149 @@
+"""The run x qrels join's fast paths give exactly the results of its plain ones.
+
+Hashed string ids vs exact dictionary encoding (with forced hash collisions), small-integer sort keys
+vs float keys, ragged runs vs full ones. Expected values come from the plain paths run in the test, or
+from a hand count written out in the test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+
+import tierank
+from tierank.data import join
+from tierank.data.strings import string_hashes
+
+
+def test_join_matches_ids_when_run_and_qrels_have_different_longest_ids():
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "a-much-longer-document-id"],
+                          "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]})
+    res = tierank.evaluate(qrels, run, ["P@1", "NumRelRet", "NumRel"]).per_query
+    assert res.loc["q1"].tolist() == [1.0, 1.0, 2.0]
+
+
+def _frames(seed):
+    rng = np.random.default_rng(seed)
+    n_q, n_d = 6, 40
+    rows = []
+    for q in range(n_q):
+        docs = rng.choice(n_d, size=rng.integers(1, 15), replace=False)
+        for d in docs:
+            rows.append((f"q{q}", f"doc-{d}", float(rng.integers(0, 4))))
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    judged = [(f"q{q}", f"doc-{d}", int(rng.integers(0, 3))) for q in range(n_q + 1)
+              for d in rng.choice(n_d, size=8, replace=False)]
+    qrels = pd.DataFrame(judged, columns=["query_id", "doc_id", "relevance"])
+    return qrels, run.sample(frac=1, random_state=seed) if seed % 2 else run
+
+
+MEASURES = ["AP", "nDCG@5", "P@3", "RR", "NumRelRet", "ERR@10"]
+
+
+def _colliding_hashes(arr):
+    """Real hashes keeping only 2 bits: different ids collide all the time."""
+    h = string_hashes(arr)
+    return None if h is None else (h >> np.uint64(62)) << np.uint64(62)
+
+
+def _exact(monkeypatch):
+    monkeypatch.setattr(join, "_hashed_docs", lambda *a: None)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("ties", ["expected", "trec_eval", "input"])
+def test_collisions_fall_back_to_exact_encoding(seed, ties, monkeypatch):
+    qrels, run = _frames(seed)
+    with pytest.warns(tierank.TierankWarning):
+        hashed = tierank.evaluate(qrels, run, MEASURES, ties=ties).per_query
+    calls = []
+    original = join._join
+    monkeypatch.setattr(join, "_join", lambda *a, **k: calls.append(k["exact_ids"]) or original(*a, **k))
+    monkeypatch.setattr(join, "string_hashes", _colliding_hashes)
+    with pytest.warns(tierank.TierankWarning):
+        fallback = tierank.evaluate(qrels, run, MEASURES, ties=ties).per_query
+    assert calls == [False, True]   # collisions were seen and the join started again, exactly
+    monkeypatch.undo()
+    _exact(monkeypatch)
+    with pytest.warns(tierank.TierankWarning):
+        exact = tierank.evaluate(qrels, run, MEASURES, ties=ties).per_query
+    pd.testing.assert_frame_equal(hashed, exact, check_exact=True)
+    pd.testing.assert_frame_equal(fallback, exact, check_exact=True)
+
+
+def test_hashed_path_is_taken_for_string_ids(monkeypatch):
+    qrels, run = _frames(0)
+    seen = []
+    original = join._hashed_docs
+    monkeypatch.setattr(join, "_hashed_docs", lambda *a: seen.append(1) or original(*a))
+    with pytest.warns(tierank.TierankWarning):
+        tierank.evaluate(qrels, run, ["AP"])
+    assert seen == [1]
+
+
+@pytest.mark.parametrize("hashes", [string_hashes, _colliding_hashes])
+def test_duplicates_are_reported_with_hashed_codes(hashes, monkeypatch):
+    monkeypatch.setattr(join, "string_hashes", hashes)
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "relevance": [1, 0, 1]})
+    run = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2", "q2"], "doc_id": ["a", "b", "c", "d", "c"],
+                        "score": [1.0, 2.0, 1.0, 1.0, 3.0]})
+    with pytest.raises(tierank.InputError, match=r"document 'c' is listed twice for query 'q2' in the run"):
+        tierank.evaluate(qrels, run, ["AP"])
+    bad_qrels = pd.concat([qrels, qrels.iloc[[1]]])
+    with pytest.raises(tierank.InputError, match=r"document 'b' is listed twice for query 'q1' in the qrels"):
+        tierank.evaluate(bad_qrels, run.iloc[:4], ["AP"])
+    # no duplicate at all: collisions must not invent one
+    tierank.evaluate(qrels, run.iloc[:4], ["AP"])
+
+
+@pytest.mark.parametrize("scale, shift", [(1.0, 0.0), (0.5, 0.25), (1.0, -100.0), (300.0, 0.0), (1e5, 0.0)])
+def test_score_keys_of_every_width_rank_alike(scale, shift):
+    # small integers sort as uint8, up to 65535 distinct steps as uint16, anything else as float64
+    qrels, run = _frames(3)
+    base = run.assign(score=run["score"].astype(np.int64))
+    moved = run.assign(score=run["score"] * scale + shift)
+    with pytest.warns(tierank.TierankWarning):
+        a = tierank.evaluate(qrels, base, MEASURES, ties="input").per_query
+    with pytest.warns(tierank.TierankWarning):
+        b = tierank.evaluate(qrels, moved, MEASURES, ties="input").per_query
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+@pytest.mark.parametrize("top", [254, 255, 65534, 65535])   # uint8, uint16, uint16, float64 keys
+def test_ragged_runs_pad_small_integer_keys_last(top):
+    # queries of different lengths: the padding of a short row must never rank above a real item
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "x"], "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"], "doc_id": ["a", "b", "c", "x"],
+                        "score": [0, top, top - 1, 0]})
+    res = tierank.evaluate(qrels, run, ["RR", "P@1"]).per_query
+    # q1: 'a' (score 0) is third of three -> RR 1/3; q2: 'x' alone -> RR 1
+    assert res["RR"].tolist() == [1 / 3, 1.0]
+    assert res["P@1"].tolist() == [0.0, 1.0]
+
+
+def test_integer_scores_tie_as_their_float64_values():
+    # 2**60 and 2**60 + 1 are one float64: as scores they tie, whatever the column's dtype
+    qrels = pd.DataFrame({"query_id": ["q1"] * 2, "doc_id": ["a", "b"], "relevance": [1, 0]})
+    big = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"],
+                        "score": np.array([2 ** 60, 2 ** 60 + 1, 0], dtype=np.int64)})
+    res = tierank.evaluate(qrels, big, ["RR", "P@1"], bounds=True)
+    # 'a' ties with 'b' for the first place: RR = (1 + 1/2) / 2, P@1 = 1/2, bounds 1/2 .. 1
+    assert res.per_query.loc["q1"].tolist() == [0.75, 0.5]
+    assert res.lower.loc["q1", "RR"] == 0.5 and res.upper.loc["q1", "RR"] == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64, bool])
+def test_integer_score_dtypes_rank_like_floats(dtype):
+    qrels, run = _frames(5)
+    values = run["score"].to_numpy()
+    as_int = run.assign(score=(values > 1) if dtype is bool else values.astype(dtype))
+    as_float = run.assign(score=as_int["score"].astype(np.float64) + 0.5)   # float keys path
+    with pytest.warns(tierank.TierankWarning):
+        a = tierank.evaluate(qrels, as_int, MEASURES, ties="input").per_query
+    with pytest.warns(tierank.TierankWarning):
+        b = tierank.evaluate(qrels, as_float, MEASURES, ties="input").per_query
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
