@@ -222,8 +222,9 @@ def _hashed_docs(run_hashes: Future, qrels_d: Any, n_queries: int) -> _DocCodes 
     if hq is None or hr is None:
         return None
     shift = np.uint64(64 - bits)
-    return _DocCodes((hr >> shift).view(np.int64), (hq >> shift).view(np.int64), 1 << bits,
-                     True, hashed=True)
+    hr >>= shift   # in place: the hashes become the codes
+    hq >>= shift
+    return _DocCodes(hr.view(np.int64), hq.view(np.int64), 1 << bits, True, hashed=True)
 
 
 def _encode_docs(run_d: Any, qrels_d: Any) -> _DocCodes:
@@ -447,6 +448,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     run_q, qrels_q, quniq = queries.run, queries.qrels, queries.labels
     n_all = len(quniq)
     codes = _hashed_docs(run_hashes, qrels.doc, n_all) if run_hashes is not None else None
+    del run_hashes
     string_duplicates = None
     if codes is None:
         # String ids: hash the run's (query, document) pairs for duplicates on another thread while

@@ -26,7 +26,7 @@ _FIN1 = np.uint64(0xBF58476D1CE4E5B9)
 _FIN2 = np.uint64(0x94D049BB133111EB)
 
 
-CHUNK = 1 << 20   # strings per block: bounds the temporaries of hashing and keys (a few MB each)
+CHUNK = 1 << 16   # strings per block: bounds the temporaries of hashing and keys (cache-sized)
 
 
 def string_buffers(arr) -> tuple[np.ndarray, np.ndarray] | None:
