@@ -61,7 +61,7 @@ def string_buffers(arr) -> tuple[np.ndarray, np.ndarray] | None:
 def _chunks(offsets: np.ndarray):
     """Yield (slice, start, length) of blocks of CHUNK strings (int64 arrays)."""
     n = len(offsets) - 1
-    for a in range(0, n, CHUNK):   # loop over blocks of a million strings
+    for a in range(0, n, CHUNK):   # loop over blocks of CHUNK strings
         b = min(a + CHUNK, n)
         off = offsets[a:b + 1].astype(np.int64)
         yield slice(a, b), off[:-1], np.diff(off)
@@ -201,7 +201,7 @@ def strings_equal(a, rows_a: np.ndarray, b, rows_b: np.ndarray) -> bool | None:
         return None
     (data_a, off_a), (data_b, off_b) = bufs_a, bufs_b
     load_a, load_b = _Loader(data_a), _Loader(data_b)
-    for c in range(0, len(rows_a), CHUNK):   # loop over blocks of a million pairs
+    for c in range(0, len(rows_a), CHUNK):   # loop over blocks of CHUNK pairs
         ra, rb = rows_a[c:c + CHUNK], rows_b[c:c + CHUNK]
         start_a, start_b = off_a[ra].astype(np.int64), off_b[rb].astype(np.int64)
         length = off_a[ra + 1] - start_a
