@@ -26,7 +26,7 @@ from tierank.data.ranked import RankedLists  # noqa: E402
 from tierank.measures import parse_measures  # noqa: E402
 from tierank.ties.groups import (Judged, TieStats, position_prefix, position_sum,  # noqa: E402
                                  within_query_exclusive_cumsum)
-from tierank.ties.policy import order_within_groups, random_tiebreak  # noqa: E402
+from tierank.ties.policy import order_within_groups, order_within_groups_by_words, random_tiebreak  # noqa: E402
 
 
 # ----------------------------------------------------------------------------------- order_within_groups
@@ -104,6 +104,25 @@ def test_order_within_groups_small_random():
         s = rng.integers(-span, span, int(sizes.sum()), dtype=np.int64)
         for descending in (False, True):
             _check(sizes, s, descending)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("descending", [False, True])
+def test_order_by_words_is_lexsort(seed, descending):
+    # words of 8-byte-prefixed ids: few distinct first words, so many runs need the later words
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 12, 200)
+    n = int(sizes.sum())
+    words = [rng.integers(0, 4, n).astype(np.uint64) << np.uint64(60),
+             rng.integers(0, 3, n).astype(np.uint64), rng.integers(0, 2 ** 64 - 1, n, dtype=np.uint64)]
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    keys = [np.invert(w) if descending else w for w in words]
+    expected = np.lexsort((*keys[::-1], group))
+    got = order_within_groups_by_words(sizes, words, descending=descending)
+    np.testing.assert_array_equal(np.arange(n) if got is None else got, expected)
+    one = order_within_groups_by_words(sizes, words[:1], descending=descending)
+    np.testing.assert_array_equal(np.arange(n) if one is None else one,
+                                  np.lexsort((np.invert(words[0]) if descending else words[0], group)))
 
 
 def test_order_within_groups_identity_and_errors():

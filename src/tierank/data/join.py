@@ -468,12 +468,14 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     del codes   # run_d is the only reference to the run's codes: freed as soon as the lookup is done
     # the judgments sorted by (query, document): a repeated pair is adjacent
     qkey = qrels_q * n_docs + qrels_d
-    qsort = np.argsort(qkey, kind="stable")
+    qsort = np.argsort(qkey)   # keys are unique unless the qrels repeat a pair (an error below)
     qkey = qkey[qsort]
-    repeats = np.flatnonzero(qkey[1:] == qkey[:-1]) + 1
-    if repeats.size:
+    if (qkey[1:] == qkey[:-1]).any():
         if hashed:
             raise _HashCollision
+        qsort = np.argsort(qrels_q * n_docs + qrels_d, kind="stable")   # equal keys in row order
+        sorted_keys = (qrels_q * n_docs + qrels_d)[qsort]
+        repeats = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]) + 1
         _duplicate_error(qrels, int(qsort[repeats].min()), "qrels")   # the first row repeating one
 
     in_run = np.arange(n_all) < queries.n_run
@@ -571,8 +573,8 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     rows = item_order if keep_rows is None else keep_rows[item_order]
     del item_order
 
-    def trec_order() -> np.ndarray:
-        # trec_eval breaks ties by document id compared as strings: rank the ids of the ranked items
+    def trec_order() -> np.ndarray | list[np.ndarray]:
+        # trec_eval breaks ties by document id compared as strings: a key ordering the ranked items' ids
         docs = run.doc
         if _is_integer_ids(docs):
             key = decimal_string_key(docs[rows])
@@ -580,10 +582,9 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
                 return key
         arr = _arrow(docs) if not _is_integer_ids(docs) else None
         keys = string_sort_key(arr) if arr is not None else None
-        if keys is not None:   # byte order, as strcmp
-            keys = [k[rows] for k in keys[::-1]]
-            by_name = np.argsort(keys[0]) if len(keys) == 1 else np.lexsort(keys)
-        elif arr is not None:
+        if keys is not None:   # byte order, as strcmp: the words, compared only inside ties
+            return [np.take(k, rows) for k in keys]
+        if arr is not None:
             import pyarrow.compute as pc
             by_name = pc.sort_indices(arr.take(rows)).to_numpy()
         else:

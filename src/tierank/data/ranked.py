@@ -27,9 +27,10 @@ class RankedLists:
     grades : float64 array (n_items), the grade of each ranked item (unjudged: 0)
     judged_ptr : int64 array (n_queries + 1)
     judged : float64 array, grades of all judged documents of each query
-    trec_order_fn : callable returning an int64 array (n_items): the rank of each item's document id
-        in ascending string order (``ties="trec_eval"`` puts the larger id first); for matrices the
-        column index. Computed only when that mode is used.
+    trec_order_fn : callable returning an integer array (n_items) that orders the items' document ids
+        as strings ascending (``ties="trec_eval"`` puts the larger id first), or a list of uint64
+        arrays compared lexicographically, most significant first (the 8-byte words of string ids);
+        for matrices the column index. Computed only when that mode is used.
     input_order : int64 array (n_items): where each item stood in the input (a unique number per
         item, increasing in input order: the row of a run, the flat index of a matrix entry).
     """
@@ -39,7 +40,7 @@ class RankedLists:
     grades: np.ndarray
     judged_ptr: np.ndarray
     judged: np.ndarray
-    trec_order_fn: Callable[[], np.ndarray]
+    trec_order_fn: Callable[[], np.ndarray | list[np.ndarray]]
     input_order: np.ndarray
     cache: dict = field(default_factory=dict, repr=False)
 
@@ -52,7 +53,7 @@ class RankedLists:
         return np.diff(self.qptr)
 
     @property
-    def trec_order(self) -> np.ndarray:
+    def trec_order(self) -> np.ndarray | list[np.ndarray]:
         if "trec_order" not in self.cache:
             self.cache["trec_order"] = self.trec_order_fn()
         return self.cache["trec_order"]

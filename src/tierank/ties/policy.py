@@ -24,7 +24,7 @@ from ..measures.err import GradeAboveMax
 from .groups import Judged, TieStats
 
 __all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode", "random_tiebreak",
-           "order_within_groups"]
+           "order_within_groups", "order_within_groups_by_words"]
 
 TIE_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
 
@@ -162,6 +162,38 @@ def order_within_groups(sizes: np.ndarray, secondary: np.ndarray, descending: bo
     return order
 
 
+def order_within_groups_by_words(sizes: np.ndarray, words: list[np.ndarray], descending: bool = False
+                                 ) -> np.ndarray | None:
+    """:func:`order_within_groups` for a secondary key given as words compared lexicographically
+    (most significant first, e.g. the 8-byte words of document ids); None if already in order.
+
+    The first word orders each group; only the runs of items whose first words are equal inside a
+    group are then sorted by the other words (few in practice: ids sharing their first 8 bytes).
+    """
+    words = list(words)
+    order = order_within_groups(sizes, words[0], descending)
+    if len(words) == 1:
+        return order
+    n = len(words[0])
+    idx = np.arange(n) if order is None else order
+    first = words[0][idx]
+    same = first[1:] == first[:-1]
+    del first
+    ends = np.cumsum(np.asarray(sizes, dtype=np.int64))
+    same[ends[:-1] - 1] = False          # pairs across a group boundary
+    if not same.any():
+        return order
+    member = np.zeros(n, dtype=bool)
+    member[1:] = same
+    member[:-1] |= same
+    at = np.flatnonzero(member)
+    run = np.cumsum(np.concatenate(([True], ~same)))[at]   # one number per run of equal first words
+    items = idx[at]
+    rest = [np.invert(w[items]) if descending else w[items] for w in words[1:]]   # invert: descending
+    idx[at] = items[np.lexsort((*rest[::-1], run))]
+    return idx
+
+
 class TieOrderings:
     """The tie statistics of one set of ranked lists under each ordering, built on demand and cached."""
 
@@ -192,7 +224,10 @@ class TieOrderings:
             secondary = random_tiebreak(self.seed, ranked.input_order)
         else:
             raise ValueError(mode)
-        order = order_within_groups(self.expected.group_size, secondary, descending=mode == "trec_eval")
+        if isinstance(secondary, list):   # words of the document ids, most significant first
+            order = order_within_groups_by_words(self.expected.group_size, secondary, descending=True)
+        else:
+            order = order_within_groups(self.expected.group_size, secondary, descending=mode == "trec_eval")
         grades = ranked.grades if order is None else ranked.grades[order]
         stats = TieStats.singletons(ranked, grades, self.expected.judged)
         self._cache[mode] = stats
