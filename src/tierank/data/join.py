@@ -515,10 +515,15 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
         scores = None   # the keys give them back
     elif int_scores:
         scores = scores.astype(np.float64)
-    # a document twice in a query: sorted blocks show it, on a worker thread during the lookup below
-    repeats = None
-    if string_duplicates is None and blocks is not None and complete:
-        repeats = _in_background(blocks.has_repeats, run_d)
+    # on a worker thread during the lookup below: a document twice in a query (sorted blocks show it),
+    # then the ranked lists (rows sorted by query, then score descending)
+    check_repeats = string_duplicates is None and complete
+    ranking = None
+    if blocks is not None:
+        def sort_blocks() -> tuple[bool, np.ndarray, np.ndarray]:
+            repeated = blocks.has_repeats(run_d) if check_repeats else True
+            return (repeated, *blocks.sort(keys.keys, keys.pad, new_code))
+        ranking = _in_background(sort_blocks)
 
     # the judgments of evaluated queries, by (new query code, document): the judged lists and the lookup
     qrels_ptr = np.searchsorted(qkey, np.arange(n_all + 1, dtype=np.int64) * n_docs)
@@ -552,24 +557,22 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
         dup = string_duplicates.result()
         if dup is not None:
             _duplicate_error(run, dup, "run")
-    elif repeats is None or repeats.result():   # find the first repeated (query, document) row
+    if ranking is not None:
+        repeated, item_order, qptr = ranking.result()
+    else:
+        repeated = True
+        item_order, qptr = sort_ranked(new_code[run_q], scores, n_q)
+    if string_duplicates is None and repeated:   # find the first repeated (query, document) row
         dup = _first_duplicate(run_q.astype(np.int64) * n_docs + run_d)
         if dup is not None:
             if hashed:
                 raise _HashCollision
             _duplicate_error(run, int(keep_rows[dup]) if keep_rows is not None else dup, "run")
-    del run_d
-
-    # the ranked lists: rows sorted by query, then score (descending)
-    if blocks is not None:
-        item_order, qptr = blocks.sort(keys.keys, keys.pad, new_code)
-        item_scores = keys.scores(item_order)
-    else:
-        item_order, qptr = sort_ranked(new_code[run_q], scores, n_q)
-        item_scores = scores[item_order]
-    del run_q, blocks, keys, scores
+    del run_d, run_q, blocks, ranking
     item_grades = row_grades[item_order]
     del row_grades
+    item_scores = scores[item_order] if keys is None else keys.scores(item_order)
+    del keys, scores
     rows = item_order if keep_rows is None else keep_rows[item_order]
     del item_order
 
