@@ -534,25 +534,14 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     jkey = np.repeat(np.arange(n_q, dtype=np.int64) * n_docs, sizes) + qrels_d[jrows]
     jgrades = grades[jrows]
 
-    # grades of the run's rows (unjudged: 0): look (query, document) up in the sorted judgments, only
-    # for rows whose document is judged for some query
+    # grades of the run's rows (unjudged: 0)
+    matched, at = _find_judged(run_q, run_d, new_code, n_docs, jkey,
+                               _judged_candidates(run_d, qrels_d, n_docs, complete))
+    if hashed:
+        _check_matches(run, qrels, matched if keep_rows is None else keep_rows[matched], jrows[at])
     row_grades = np.zeros(len(run_d))
-    candidates = _judged_candidates(run_d, qrels_d, n_docs, complete)
-    if len(jkey) and len(candidates):
-        key = new_code[run_q[candidates]] * n_docs + run_d[candidates]
-        by_key = np.argsort(key)   # sorted needles search faster (cache)
-        candidates, key = candidates[by_key], key[by_key]
-        del by_key
-        at = np.searchsorted(jkey, key)
-        np.minimum(at, len(jkey) - 1, out=at)
-        found = jkey[at] == key
-        del key
-        matched, at = candidates[found], at[found]
-        if hashed:
-            _check_matches(run, qrels, matched if keep_rows is None else keep_rows[matched], jrows[at])
-        row_grades[matched] = jgrades[at]
-        del at, found, matched
-    del candidates, jkey
+    row_grades[matched] = jgrades[at]
+    del matched, at, jkey
     if string_duplicates is not None:   # rows of the whole run, before leaving out unjudged queries
         dup = string_duplicates.result()
         if dup is not None:
@@ -611,6 +600,22 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
         warnings.warn(note, TierankWarning, stacklevel=3)
     return JoinedRun(ranked=ranked, labels=quniq[ranked_ids], empty_labels=quniq[empty_ids],
                      empty_judged=empty_judged)
+
+
+def _find_judged(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_docs: int, jkey: np.ndarray,
+                 candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, at): the run rows whose (query, document) is judged, and where in the sorted judged keys
+    ``jkey`` (``new query code * n_docs + document code``). Only ``candidates`` rows are looked up."""
+    if not len(jkey) or not len(candidates):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    key = new_code[run_q[candidates]] * n_docs + run_d[candidates]
+    by_key = np.argsort(key)   # sorted needles search faster (cache)
+    candidates, key = candidates[by_key], key[by_key]
+    del by_key
+    at = np.searchsorted(jkey, key)
+    np.minimum(at, len(jkey) - 1, out=at)
+    found = jkey[at] == key
+    return candidates[found], at[found]
 
 
 def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, complete: bool) -> np.ndarray:
