@@ -285,3 +285,28 @@ def test_fixed_modes_big_tie_and_no_tie_against_oracle(measure, mode):
     for r in range(3):
         want = oracle.fixed_value(measure, list(rel[r]), list(scores[r]), mode)
         assert abs(got.iloc[r] - want) <= 1e-12, (r, got.iloc[r], want)
+
+
+@pytest.mark.parametrize("block", [1, 2, 5, 64])
+def test_group_sums_by_blocks_of_items_are_plain_reduceat(block, monkeypatch):
+    """Per-group sums of grade functions, computed over blocks of whole groups, equal one reduceat."""
+    from tierank.ties import groups as groups_module
+    rng = np.random.default_rng(block)
+    lengths = rng.integers(0, 30, 25)
+    qptr = np.concatenate(([0], np.cumsum(lengths)))
+    keys = rng.integers(0, 4, int(qptr[-1])).astype(np.float64)
+    order = np.lexsort((-keys, np.repeat(np.arange(len(lengths)), lengths)))
+    grades = rng.choice([0.0, 1.0, 2.5, 3.0], size=len(keys))
+    ranked = RankedLists(qptr=qptr, keys=keys[order], grades=grades, judged_ptr=qptr, judged=grades,
+                         trec_order_fn=lambda: np.arange(len(keys)), input_order=np.arange(len(keys)))
+    stats = TieStats.from_ranked(ranked, Judged.from_csr(qptr, grades))
+    item_query = np.repeat(np.arange(len(lengths)), lengths)
+    starts = np.flatnonzero(np.concatenate(([True], (ranked.keys[1:] != ranked.keys[:-1])
+                                            | np.isin(np.arange(1, len(keys)), qptr))))
+    monkeypatch.setattr(groups_module, "_ITEM_BLOCK", block)
+    for with_query in (False, True):
+        def f(x, q):
+            return x * (1.0 if q is None else 1.0 + q)   # uses each item's own query when given
+        got = stats.group_sum(("blocked", with_query), f, with_query)
+        expected = np.add.reduceat(f(grades, item_query if with_query else None), starts)
+        np.testing.assert_array_equal(got, expected)

@@ -45,6 +45,7 @@ def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
 
 
 _BLOCK = 1 << 16   # entries per block of the integrality check (small temporaries, reused)
+_ITEM_BLOCK = 1 << 16   # items per block of per-group sums of grade functions
 
 
 def _integer_abs_sum(values: np.ndarray) -> float | None:
@@ -272,10 +273,20 @@ class _ItemGrades:
     def group_sum(self, f: GradeFn, with_query: bool) -> np.ndarray:
         if len(self.grades) == 0:
             return np.zeros(0)
-        values = np.asarray(f(self.grades, self.item_query if with_query else None), dtype=np.float64)
+        query = self.item_query if with_query else None
         if self.group_start is None:
-            return values
-        return np.add.reduceat(values, self.group_start)
+            return np.asarray(f(self.grades, query), dtype=np.float64)
+        # blocks of whole groups of about _ITEM_BLOCK items: f's temporaries stay small (in cache, and
+        # no fresh pages per call); each group is summed in one piece, so the sums are the same
+        starts, n = self.group_start, len(self.grades)
+        bounds = np.unique(np.append(np.searchsorted(starts, np.arange(0, n, _ITEM_BLOCK)), len(starts)))
+        ends = np.append(starts, n)
+        out = np.empty(len(starts))
+        for ga, gb in zip(bounds[:-1], bounds[1:]):   # loop over blocks of items
+            a, b = int(ends[ga]), int(ends[gb])
+            values = np.asarray(f(self.grades[a:b], None if query is None else query[a:b]), dtype=np.float64)
+            out[ga:gb] = np.add.reduceat(values, starts[ga:gb] - a)
+        return out
 
     def group_grades(self, groups: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ptr, grades) of the items of the selected groups."""
