@@ -310,3 +310,19 @@ def test_group_sums_by_blocks_of_items_are_plain_reduceat(block, monkeypatch):
         got = stats.group_sum(("blocked", with_query), f, with_query)
         expected = np.add.reduceat(f(grades, item_query if with_query else None), starts)
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_shallow_dcg_cutoffs_read_only_the_top_groups(seed):
+    """nDCG@k evaluated alone (only the groups above the cut are read) equals nDCG@k evaluated after
+    the full list's sums were cached, and the brute-force oracle."""
+    rng = np.random.default_rng(seed)
+    relevance = rng.choice([0, 0, 0, 1, 2, 3], size=(6, 10)).astype(float)
+    scores = rng.integers(0, 5, size=(6, 10)) / (3.0 if seed % 2 else 1)   # floats: sorted; ints: counted
+    for k in (1, 3, 7):
+        alone = tierank.evaluate_matrix(relevance, scores=scores, measures=[f"nDCG@{k}", f"DCG@{k}"]).per_query
+        after = tierank.evaluate_matrix(relevance, scores=scores, measures=["nDCG", "DCG", f"nDCG@{k}", f"DCG@{k}"]).per_query
+        np.testing.assert_allclose(alone.to_numpy(), after[[f"nDCG@{k}", f"DCG@{k}"]].to_numpy(), rtol=1e-13, atol=0)
+        for row in range(len(relevance)):
+            expected = oracle.tie_aware(f"nDCG@{k}", relevance[row], scores[row])[0]
+            assert alone[f"nDCG@{k}"].iloc[row] == pytest.approx(expected, rel=1e-12, abs=1e-15)

@@ -64,16 +64,28 @@ def _dcg(g: TieStats, m: Measure) -> np.ndarray:
     # every position of a group gets the group's mean gain: DCG_T@k of tie_math.md §1
     gkey = _gain_key(m)
     disc = m["discount"]
-    total = g.group_sum(gkey, lambda grades, _q: item_gains(m, grades))
-    mean = total if g.all_singletons else total / g.group_size   # one item per group: its gain
+
+    def gains(grades: np.ndarray, _q: np.ndarray | None) -> np.ndarray:
+        return item_gains(m, grades)
+
+    cut = g.cut(g.clamp(m.cutoff))
+    in_cut = g.subset_sum(gkey, gains, cut.group) / cut.n   # the cut group's mean gain
+    last = in_cut * position_sum(disc, cut.t, cut.m)
+    full_key = ("dcg_full", gkey, disc)
+    if m.cutoff is not None and not g.memoised(full_key):
+        before, query = g.groups_before_cut(cut)
+        if 4 * len(before) < g.n_groups:   # a shallow cutoff: read only the groups above the cuts
+            mean = g.subset_sum(gkey, gains, before) / g.group_size[before]
+            part = mean * position_sum(disc, g.group_first[before], g.group_size[before])
+            return np.bincount(query, weights=part, minlength=g.n_queries) + last
 
     def build_full() -> np.ndarray:
+        total = g.group_sum(gkey, gains)
+        mean = total if g.all_singletons else total / g.group_size   # one item per group: its gain
         d = position_sum(disc, g.group_first, g.group_size)
         return np.multiply(mean, d, out=d)   # in place: d is a fresh array
 
-    full = g.memo(("dcg_full", gkey, disc), build_full)
-    cut = g.cut(g.clamp(m.cutoff))
-    return g.sum_before_cut(full, cut) + mean[cut.group] * position_sum(disc, cut.t, cut.m)
+    return g.sum_before_cut(g.memo(full_key, build_full), cut) + last
 
 
 def _idcg(g: TieStats, m: Measure) -> np.ndarray:

@@ -505,6 +505,29 @@ class TieStats:
         """(ptr, grades): the grades inside each selected group, as a CSR list."""
         return self.source.group_grades(groups, self.group_size[groups])
 
+    def memoised(self, key: object) -> bool:
+        """Whether a value for ``key`` is cached (for choosing between a full and a partial path)."""
+        return key in self._memo
+
+    def subset_sum(self, key: object, f: GradeFn, groups: np.ndarray) -> np.ndarray:
+        """Σ f(grade) over the items of each of ``groups`` (the memoised sums when there are any;
+        else only the items of those groups are read, for shallow cutoffs). ``f`` gets no query."""
+        full = self._memo.get(("sum", key))
+        if full is not None:
+            return full[groups]
+        if len(groups) == 0:
+            return np.zeros(0)
+        ptr, grades = self.group_grades(groups)
+        return np.add.reduceat(np.asarray(f(grades, None), dtype=np.float64), ptr[:-1])
+
+    def groups_before_cut(self, cut: Cut) -> tuple[np.ndarray, np.ndarray]:
+        """(groups, query): every group of each query before its cut group, query by query."""
+        first = self.query_groups[:-1]
+        count = np.maximum(cut.group - first, 0)
+        ends = np.cumsum(count)
+        groups = np.repeat(first - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)
+        return groups, np.repeat(np.arange(self.n_queries), count)
+
     # -- cutoffs -------------------------------------------------------------------------------
     def clamp(self, k: int | np.ndarray | None) -> np.ndarray:
         """K = min(k, n) per query (k None: the whole list)."""
