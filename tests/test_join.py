@@ -147,3 +147,18 @@ def test_integer_score_dtypes_rank_like_floats(dtype):
     with pytest.warns(tierank.TierankWarning):
         b = tierank.evaluate(qrels, as_float, MEASURES, ties="input").per_query
     pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+@pytest.mark.parametrize("offset", [0, 2 ** 40])   # codes sorted as uint32, or as int64
+@pytest.mark.parametrize("ragged", [False, True])
+def test_repeated_integer_documents_are_found_in_grouped_runs(offset, ragged):
+    docs = np.array([1, 2, 3, 4, 5, 6, 7, 6]) + offset   # query q2 lists document 6 twice
+    queries = ["q1"] * 4 + ["q2"] * 4
+    if ragged:   # 3 rows for q1, 4 for q2: the blocks are padded
+        docs, queries = docs[1:], queries[1:]
+    run = pd.DataFrame({"query_id": queries, "doc_id": docs, "score": np.arange(len(docs), dtype=float)})
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": [docs[0], docs[-1]], "relevance": [1, 1]})
+    with pytest.raises(tierank.InputError, match=rf"document {6 + offset} is listed twice for query 'q2'"):
+        tierank.evaluate(qrels, run, ["AP"])
+    ok = run.assign(doc_id=np.arange(len(docs)) + offset)
+    assert tierank.evaluate(qrels.assign(doc_id=[offset, offset + len(docs) - 1]), ok, ["AP"]).per_query.shape == (2, 1)

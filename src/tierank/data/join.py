@@ -334,6 +334,17 @@ class _SortKeys:
         return np.subtract(self.hi, self.keys[order], dtype=np.float64)
 
 
+@dataclass
+class _ScoresOfRanks:
+    """The scores of items from their integer ranks: ``hi - rank`` (exact: integer scores < 2**53)."""
+
+    ranks: np.ndarray
+    hi: float
+
+    def __call__(self, items: np.ndarray) -> np.ndarray:
+        return np.subtract(self.hi, self.ranks[items], dtype=np.float64)
+
+
 def _segments(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Indices ``starts[0]:starts[0]+sizes[0]``, then ``starts[1]:...``, concatenated."""
     ends = np.cumsum(sizes)
@@ -390,13 +401,17 @@ class _Blocks:
         out.ravel()[self.flat] = values
         return out
 
-    def has_repeats(self, docs: np.ndarray) -> bool:
-        """Whether a block holds a document code twice (codes >= 0; rows sorted, no hash table)."""
-        rows = self.matrix(docs, -1)
-        if self.flat is None:
+    def has_repeats(self, docs: np.ndarray, n_docs: int) -> bool:
+        """Whether a block holds a document code twice (codes in [0, n_docs); rows sorted, no hash
+        table). Codes below 2**32 - 1 are sorted as uint32: half the memory, a faster sort."""
+        small = n_docs < 2 ** 32 - 1
+        pad = 2 ** 32 - 1 if small else -1   # the padding is no code
+        codes = docs.astype(np.uint32) if small else docs
+        rows = self.matrix(codes, pad)
+        if self.flat is None and not small:
             rows = rows.copy()   # a reshape of the codes themselves
         rows.sort(axis=1)
-        return bool(((rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] >= 0)).any())
+        return bool(((rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] != pad)).any())
 
     def sort(self, keys: np.ndarray, pad: object, new_code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(order, qptr): rows sorted by key within each block, blocks in ``new_code`` order.
@@ -521,7 +536,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     ranking = None
     if blocks is not None:
         def sort_blocks() -> tuple[bool, np.ndarray, np.ndarray]:
-            repeated = blocks.has_repeats(run_d) if check_repeats else True
+            repeated = blocks.has_repeats(run_d, n_docs) if check_repeats else True
             return (repeated, *blocks.sort(keys.keys, keys.pad, new_code))
         ranking = _in_background(sort_blocks)
 
@@ -560,7 +575,14 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     del run_d, run_q, blocks, ranking
     item_grades = row_grades[item_order]
     del row_grades
-    item_scores = scores[item_order] if keys is None else keys.scores(item_order)
+    tie_keys = keys_fn = None
+    if keys is None:
+        item_scores = scores[item_order]
+    elif keys.hi is None:
+        item_scores = keys.scores(item_order)
+    else:   # small integer ranks, sorted: they find the ties; the float scores only where asked for
+        item_scores, tie_keys = None, np.take(keys.keys, item_order)
+        keys_fn = _ScoresOfRanks(tie_keys, keys.hi)
     del keys, scores
     rows = item_order if keep_rows is None else keep_rows[item_order]
     del item_order
@@ -588,7 +610,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
 
     ranked = RankedLists(qptr=qptr, keys=item_scores, grades=item_grades,
                          judged_ptr=judged_ptr, judged=jgrades, trec_order_fn=trec_order,
-                         input_order=rows)
+                         input_order=rows, tie_keys=tie_keys, keys_fn=keys_fn)
 
     empty_ids = np.flatnonzero(in_qrels & ~in_run) if missing == "zero" else np.zeros(0, dtype=np.int64)
     empty_judged: list[np.ndarray] = []

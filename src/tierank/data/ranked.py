@@ -23,7 +23,8 @@ class RankedLists:
     Attributes
     ----------
     qptr : int64 array (n_queries + 1)
-    keys : float64 array (n_items), higher is better, sorted descending within each query
+    keys : float64 array (n_items), higher is better, sorted descending within each query; or None
+        when ``tie_keys`` and ``keys_fn`` stand for them (small integer scores: no 8-byte copy)
     grades : float64 array (n_items), the grade of each ranked item (unjudged: 0)
     judged_ptr : int64 array (n_queries + 1)
     judged : float64 array, grades of all judged documents of each query
@@ -33,16 +34,29 @@ class RankedLists:
         for matrices the column index. Computed only when that mode is used.
     input_order : int64 array (n_items): where each item stood in the input (a unique number per
         item, increasing in input order: the row of a run, the flat index of a matrix entry).
+    tie_keys : array (n_items), optional: equal exactly where the keys are equal (finds the ties).
+    keys_fn : callable, optional: the keys of given items, when ``keys`` is None.
     """
 
     qptr: np.ndarray
-    keys: np.ndarray
+    keys: np.ndarray | None
     grades: np.ndarray
     judged_ptr: np.ndarray
     judged: np.ndarray
     trec_order_fn: Callable[[], np.ndarray | list[np.ndarray]]
     input_order: np.ndarray
     cache: dict = field(default_factory=dict, repr=False)
+    tie_keys: np.ndarray | None = None
+    keys_fn: Callable[[np.ndarray], np.ndarray] | None = None
+
+    @property
+    def tie_values(self) -> np.ndarray:
+        """Values equal exactly where the keys are: ``tie_keys`` (e.g. 1-byte ranks) or the keys."""
+        return self.keys if self.tie_keys is None else self.tie_keys
+
+    def keys_at(self, items: np.ndarray) -> np.ndarray:
+        """The float64 keys of the given items (from ``keys_fn`` when the keys are not stored)."""
+        return self.keys[items] if self.keys is not None else self.keys_fn(items)
 
     @property
     def n_queries(self) -> int:

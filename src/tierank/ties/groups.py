@@ -371,7 +371,7 @@ class TieStats:
     def from_ranked(cls, ranked: RankedLists, judged: Judged) -> "TieStats":
         """Groups = runs of equal keys in each sorted list (exact equality: 0.0 == -0.0, inf == inf)."""
         n = len(ranked.grades)
-        keys = ranked.keys
+        keys = ranked.tie_values
         starts = np.empty(n, dtype=bool)
         if n:
             starts[0] = True
@@ -401,7 +401,8 @@ class TieStats:
         query = np.repeat(np.arange(ranked.n_queries, dtype=np.int64), ranked.lengths)
         source = _ItemGrades(grades, None, ranked.qptr, item_query=query)
         ones = np.broadcast_to(np.int64(1), (len(grades),))   # sizes 1 (a read-only view: no memory)
-        return cls(ranked.lengths, query, ones, source, judged, ranked, ranked.keys, all_singletons=True)
+        keys = ranked.keys if ranked.keys is not None else ranked.keys_at(np.arange(len(grades)))
+        return cls(ranked.lengths, query, ones, source, judged, ranked, keys, all_singletons=True)
 
     @classmethod
     def _from_starts(cls, ranked: RankedLists, grades: np.ndarray, starts: np.ndarray,
@@ -410,7 +411,8 @@ class TieStats:
         group_size = np.diff(np.append(group_start, len(grades)))
         group_query = np.searchsorted(ranked.qptr, group_start, side="right") - 1
         source = _ItemGrades(grades, group_start, ranked.qptr)
-        return cls(ranked.lengths, group_query, group_size, source, judged, ranked, ranked.keys[group_start])
+        return cls(ranked.lengths, group_query, group_size, source, judged, ranked,
+                   ranked.keys_at(group_start))
 
     @property
     def item_group(self) -> np.ndarray:
