@@ -626,16 +626,19 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
 
 def _find_judged(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_docs: int, jkey: np.ndarray,
                  candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, at): the run rows whose (query, document) is judged, and where in the sorted judged keys
-    ``jkey`` (``new query code * n_docs + document code``). Only ``candidates`` rows are looked up."""
+    """(rows, at): the run rows whose (query, document) is judged, in row order, and where they are
+    in the sorted judged keys ``jkey`` (``new query code * n_docs + document code``). Only the
+    ``candidates`` rows (increasing) are looked up."""
     if not len(jkey) or not len(candidates):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     key = new_code[run_q[candidates]] * n_docs + run_d[candidates]
     by_key = np.argsort(key)   # sorted needles search faster (cache)
-    candidates, key = candidates[by_key], key[by_key]
-    del by_key
-    at = np.searchsorted(jkey, key)
-    np.minimum(at, len(jkey) - 1, out=at)
+    sorted_key = key[by_key]
+    found_at = np.searchsorted(jkey, sorted_key)
+    np.minimum(found_at, len(jkey) - 1, out=found_at)
+    at = np.empty_like(found_at)
+    at[by_key] = found_at   # back in row order: later reads of the rows go forward through memory
+    del by_key, sorted_key, found_at
     found = jkey[at] == key
     return candidates[found], at[found]
 
