@@ -8,7 +8,7 @@
 * :func:`string_sort_key`: words of the strings, big-endian, whose lexicographic order is the byte
   order of the strings (``strcmp``, as trec_eval compares document ids).
 
-Both read the strings 8 bytes at a time: one unaligned 64-bit load per string and word, through a
+All three read the strings 8 bytes at a time: one unaligned 64-bit load per string and word, through a
 numpy view with a stride of one byte over the data buffer, so the loop runs over the few words of the
 longest string, never over strings.
 """
