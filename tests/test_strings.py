@@ -20,13 +20,19 @@ def _random_strings(rng, n, alphabet="ab\u00e9\u4e2dz0", max_len=30):
 
 def _as_types(strings):
     arr = pa.array(strings, type=pa.string())
-    return {
+    layouts = {
         "string": arr,
         "large_string": pa.array(strings, type=pa.large_string()),
-        "string_view": pa.array(strings, type=pa.string_view()),
         "chunked": pa.chunked_array([strings[: len(strings) // 3], strings[len(strings) // 3:]]),
         "sliced": pa.array(["pad", *strings, "pad"]).slice(1, len(strings)),
     }
+    view = pa.array(strings, type=pa.string_view())
+    try:
+        view.cast(pa.large_string())
+        layouts["string_view"] = view
+    except pa.ArrowNotImplementedError:   # pyarrow < 17: views are not read (string_buffers gives None)
+        assert string_hashes(view) is None
+    return layouts
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -142,7 +142,8 @@ def _encode_queries(run_q: Any, qrels_q: Any) -> _QueryCodes:
             codes = np.repeat(np.arange(len(starts), dtype=np.int32), counts)
             uniques = blocks
     if codes is None:
-        codes, uniques = pd.factorize(run_q)
+        codes, uniques = pd.factorize(pd.Series(run_q, copy=False))   # any array kind, any pandas
+        uniques = np.asarray(uniques)
     n_run = len(uniques)
     index = pd.Index(uniques)
     qcodes = _index_in(qrels_q, uniques)

@@ -40,7 +40,10 @@ def string_buffers(arr) -> tuple[np.ndarray, np.ndarray] | None:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if pa.types.is_string_view(arr.type) or pa.types.is_binary_view(arr.type):
-        arr = arr.cast(pa.large_string() if pa.types.is_string_view(arr.type) else pa.large_binary())
+        try:
+            arr = arr.cast(pa.large_string() if pa.types.is_string_view(arr.type) else pa.large_binary())
+        except pa.ArrowNotImplementedError:   # pyarrow < 17 cannot cast views: no buffers to read
+            return None
     if arr.null_count:
         return None
     if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
