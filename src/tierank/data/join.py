@@ -328,11 +328,13 @@ class _SortKeys:
                 break
         return cls(-np.asarray(scores, dtype=np.float64), np.nan, None)   # NaN padding sorts last
 
-    def scores(self, order: np.ndarray) -> np.ndarray:
-        """The scores of the items ``order`` (float64, exactly as given)."""
+    def ranked(self, order: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, Callable | None]:
+        """(keys, tie_keys, keys_fn) of :class:`RankedLists` for the items ``order``: the float scores;
+        or, for integer ranks, the sorted ranks (they find the ties) and the scores on demand."""
         if self.hi is None:
-            return -self.keys[order]
-        return np.subtract(self.hi, self.keys[order], dtype=np.float64)
+            return -self.keys[order], None, None
+        ranks = np.take(self.keys, order)
+        return None, ranks, _ScoresOfRanks(ranks, self.hi)
 
 
 @dataclass
@@ -576,14 +578,10 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     del run_d, run_q, blocks, ranking
     item_grades = row_grades[item_order]
     del row_grades
-    tie_keys = keys_fn = None
     if keys is None:
-        item_scores = scores[item_order]
-    elif keys.hi is None:
-        item_scores = keys.scores(item_order)
-    else:   # small integer ranks, sorted: they find the ties; the float scores only where asked for
-        item_scores, tie_keys = None, np.take(keys.keys, item_order)
-        keys_fn = _ScoresOfRanks(tie_keys, keys.hi)
+        item_scores, tie_keys, keys_fn = scores[item_order], None, None
+    else:
+        item_scores, tie_keys, keys_fn = keys.ranked(item_order)
     del keys, scores
     rows = item_order if keep_rows is None else keep_rows[item_order]
     del item_order
