@@ -129,3 +129,12 @@ def test_strings_equal_agrees_with_python(seed, monkeypatch):
     same = np.arange(10)
     assert strings.strings_equal(a, same, b, same + 40) is True
     assert strings.strings_equal(pa.array([1]), same[:1], b, same[:1]) is None
+
+
+def test_hashes_of_slices_written_into_one_array_equal_the_whole():
+    rng = np.random.default_rng(11)
+    arr = pa.array(_random_strings(rng, 101, max_len=20))
+    out = np.zeros(101, dtype=np.uint64)
+    assert string_hashes(arr.slice(0, 75), out[:75]) is not None
+    string_hashes(arr.slice(75), out[75:])
+    assert np.array_equal(out, string_hashes(arr))

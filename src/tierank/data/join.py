@@ -206,7 +206,25 @@ def _in_background(fn: Callable, *args: Any) -> Future:
         pool.shutdown(wait=False)
 
 
-def _hashed_docs(run_hashes: Future, qrels_d: Any, n_queries: int) -> _DocCodes | None:
+class _SharedHashes:
+    """The run's string hashes, computed on two threads: most rows on a worker thread from the start,
+    the last ones by the caller when it asks for the result (after its own work in between)."""
+
+    WORKER_SHARE = 0.75
+
+    def __init__(self, ids: Any) -> None:
+        self.ids = ids
+        self.cut = int(len(ids) * self.WORKER_SHARE)
+        self.out = np.empty(len(ids), dtype=np.uint64)
+        self.head = _in_background(string_hashes, ids.slice(0, self.cut), self.out[:self.cut])
+
+    def result(self) -> np.ndarray | None:
+        tail = string_hashes(self.ids.slice(self.cut), self.out[self.cut:])
+        head = self.head.result()
+        return None if head is None or tail is None else self.out
+
+
+def _hashed_docs(run_hashes: _SharedHashes, qrels_d: Any, n_queries: int) -> _DocCodes | None:
     """Codes of string ids from their 64-bit hashes, truncated so ``query * size + code`` fits int64.
 
     ``run_hashes``: the (pending) :func:`string_hashes` of the run's ids. Hashing reads every string
@@ -457,7 +475,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     if not exact_ids and not _is_integer_ids(run.doc) and len(run.doc):
         arrow_docs = _arrow(run.doc)
         if arrow_docs is not None:
-            run_hashes = _in_background(string_hashes, arrow_docs)
+            run_hashes = _SharedHashes(arrow_docs)
     # integer scores stay integers (no NaN to look for; sort keys come straight from them)
     int_scores = isinstance(run.value, np.ndarray) and run.value.dtype.kind in "iub"
     scores = run.value if int_scores else _numbers(run, "score")

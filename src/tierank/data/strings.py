@@ -110,12 +110,13 @@ def _words(loader: _Loader, start: np.ndarray, length: np.ndarray):
         yield w, _word(loader, start, length, w, shortest)
 
 
-def string_hashes(arr) -> np.ndarray | None:
+def string_hashes(arr, out: np.ndarray | None = None) -> np.ndarray | None:
     """64-bit hashes (uint64) of the strings of a pyarrow array; None if it is not a string array.
 
     Each 8-byte word of the string is folded in with a multiply-xorshift step, the length seeds the
     state, and a splitmix64 finaliser spreads the bits (the high bits are used as truncated codes).
-    A string's hash depends on its bytes only, not on the other strings of the array.
+    A string's hash depends on its bytes only, not on the other strings of the array. ``out``: a
+    uint64 array to write the hashes into (returned).
 
     >>> import pyarrow as pa
     >>> h = string_hashes(pa.array(["d1", "d10", "d1", "a much longer document id", ""]))
@@ -127,7 +128,8 @@ def string_hashes(arr) -> np.ndarray | None:
         return None
     data, offsets = bufs
     loader = _Loader(data)
-    out = np.empty(len(offsets) - 1, dtype=np.uint64)
+    if out is None:
+        out = np.empty(len(offsets) - 1, dtype=np.uint64)
     for part, start, length in _chunks(offsets):
         out[part] = _hash_chunk(loader, start, length)
     return out
