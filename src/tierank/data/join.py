@@ -394,15 +394,14 @@ class _Blocks:
         to be grouped (no pass over the codes).
         """
         n = len(codes)
-        if counts is not None and len(counts):
-            pass
-        elif n == 0 or np.any(codes[1:] < codes[:-1]):
-            return None
-        elif numbered:
-            counts = np.bincount(codes)
-        else:
-            starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-            counts = np.diff(np.append(starts, n))
+        if counts is None or not len(counts):
+            if n == 0 or np.any(codes[1:] < codes[:-1]):
+                return None
+            if numbered:
+                counts = np.bincount(codes)
+            else:
+                starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+                counts = np.diff(np.append(starts, n))
         width = int(counts.max())
         if len(counts) * width > 2 * n + 1024:   # too ragged: padding would cost more than a sort
             return None
