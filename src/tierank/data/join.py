@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..ties.groups import concat_ranges
 from .ranked import RankedLists, sort_ranked
 from .strings import string_hashes, string_sort_key, strings_equal
 
@@ -366,12 +367,6 @@ class _ScoresOfRanks:
         return np.subtract(self.hi, self.ranks[items], dtype=np.float64)
 
 
-def _segments(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Indices ``starts[0]:starts[0]+sizes[0]``, then ``starts[1]:...``, concatenated."""
-    ends = np.cumsum(sizes)
-    return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
-
-
 @dataclass
 class _Blocks:
     """A run whose rows come grouped by query, laid out as a padded matrix: one row per block.
@@ -449,7 +444,7 @@ class _Blocks:
         block_new = new_code[self.block_code]
         if np.any(block_new[1:] < block_new[:-1]):   # blocks in input order -> in query-code order
             perm = np.argsort(block_new, kind="stable")
-            order = order[_segments(qptr[:-1][perm], sizes[perm])]
+            order = order[concat_ranges(qptr[:-1][perm], sizes[perm])]
             qptr = np.concatenate(([0], np.cumsum(sizes[perm])))
         return order, qptr
 
@@ -563,7 +558,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact_ids: bool) -> Joined
     # the judgments of evaluated queries, by (new query code, document): the judged lists and the lookup
     qrels_ptr = np.searchsorted(qkey, np.arange(n_all + 1, dtype=np.int64) * n_docs)
     sizes = np.diff(qrels_ptr)[ranked_ids]
-    jrows = qsort[_segments(qrels_ptr[:-1][ranked_ids], sizes)]
+    jrows = qsort[concat_ranges(qrels_ptr[:-1][ranked_ids], sizes)]
     del qkey, qsort
     judged_ptr = np.concatenate(([0], np.cumsum(sizes)))
     jkey = np.repeat(np.arange(n_q, dtype=np.int64) * n_docs, sizes) + qrels_d[jrows]

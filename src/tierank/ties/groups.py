@@ -26,6 +26,16 @@ __all__ = ["TieStats", "Judged", "Cut", "segment_sum", "position_prefix"]
 GradeFn = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]   # f(grades, query_of_each) -> values
 
 
+def concat_ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Indices ``starts[0]:starts[0]+sizes[0]``, then ``starts[1]:...``, concatenated (no loop).
+
+    >>> concat_ranges(np.array([5, 0, 9]), np.array([2, 0, 3])).tolist()
+    [5, 6, 9, 10, 11]
+    """
+    ends = np.cumsum(sizes)
+    return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
+
+
 def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Sum ``values[starts[i]:ends[i]]`` for every i (empty segments give 0), without a loop."""
     out = np.zeros(len(starts), dtype=np.float64)
@@ -293,8 +303,7 @@ class _ItemGrades:
         if self.group_start is None:
             return np.arange(len(groups) + 1), self.grades[groups]
         ptr = np.concatenate(([0], np.cumsum(sizes)))
-        idx = np.repeat(self.group_start[groups] - ptr[:-1], sizes) + np.arange(ptr[-1])
-        return ptr, self.grades[idx]
+        return ptr, self.grades[concat_ranges(self.group_start[groups], sizes)]
 
 
 class _LevelGrades:
@@ -316,8 +325,7 @@ class _LevelGrades:
         ptr = np.concatenate(([0], np.cumsum(sizes)))
         first = np.searchsorted(self.group, groups, side="left")
         last = np.searchsorted(self.group, groups, side="right")
-        runs = np.repeat(first - np.concatenate(([0], np.cumsum(last - first)))[:-1], last - first) + \
-            np.arange(int((last - first).sum()))
+        runs = concat_ranges(first, last - first)
         return ptr, np.repeat(self.grade[runs], self.count[runs])
 
 
@@ -526,9 +534,7 @@ class TieStats:
         """(groups, query): every group of each query before its cut group, query by query."""
         first = self.query_groups[:-1]
         count = np.maximum(cut.group - first, 0)
-        ends = np.cumsum(count)
-        groups = np.repeat(first - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)
-        return groups, np.repeat(np.arange(self.n_queries), count)
+        return concat_ranges(first, count), np.repeat(np.arange(self.n_queries), count)
 
     # -- cutoffs -------------------------------------------------------------------------------
     def clamp(self, k: int | np.ndarray | None) -> np.ndarray:
