@@ -14,7 +14,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 
 import tierank
-from tierank.data import join
+from tierank.data import ids, join
 from tierank.data.strings import string_hashes
 
 
@@ -54,7 +54,7 @@ def _colliding_hashes(arr, out=None):
 
 
 def _exact(monkeypatch):
-    monkeypatch.setattr(join, "_hashed_docs", lambda *a: None)
+    monkeypatch.setattr(join, "hashed_string_codes", lambda *a: None)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -65,8 +65,8 @@ def test_collisions_fall_back_to_exact_encoding(seed, ties, monkeypatch):
         hashed = tierank.evaluate(qrels, run, MEASURES, ties=ties).per_query
     calls = []
     original = join._join
-    monkeypatch.setattr(join, "_join", lambda *a, **k: calls.append(k["exact_ids"]) or original(*a, **k))
-    monkeypatch.setattr(join, "string_hashes", _colliding_hashes)
+    monkeypatch.setattr(join, "_join", lambda *a, **k: calls.append(k["exact"]) or original(*a, **k))
+    monkeypatch.setattr(ids, "string_hashes", _colliding_hashes)
     with pytest.warns(tierank.TierankWarning):
         fallback = tierank.evaluate(qrels, run, MEASURES, ties=ties).per_query
     assert calls == [False, True]   # collisions were seen and the join started again, exactly
@@ -81,8 +81,8 @@ def test_collisions_fall_back_to_exact_encoding(seed, ties, monkeypatch):
 def test_hashed_path_is_taken_for_string_ids(monkeypatch):
     qrels, run = _frames(0)
     seen = []
-    original = join._hashed_docs
-    monkeypatch.setattr(join, "_hashed_docs", lambda *a: seen.append(1) or original(*a))
+    original = join.hashed_string_codes
+    monkeypatch.setattr(join, "hashed_string_codes", lambda *a: seen.append(1) or original(*a))
     with pytest.warns(tierank.TierankWarning):
         tierank.evaluate(qrels, run, ["AP"])
     assert seen == [1]
@@ -90,7 +90,7 @@ def test_hashed_path_is_taken_for_string_ids(monkeypatch):
 
 @pytest.mark.parametrize("hashes", [string_hashes, _colliding_hashes])
 def test_duplicates_are_reported_with_hashed_codes(hashes, monkeypatch):
-    monkeypatch.setattr(join, "string_hashes", hashes)
+    monkeypatch.setattr(ids, "string_hashes", hashes)
     qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "relevance": [1, 0, 1]})
     run = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2", "q2"], "doc_id": ["a", "b", "c", "d", "c"],
                         "score": [1.0, 2.0, 1.0, 1.0, 3.0]})
@@ -128,22 +128,30 @@ def test_ragged_runs_pad_small_integer_keys_last(top):
     assert res["P@1"].tolist() == [0.0, 1.0]
 
 
-def test_integer_scores_tie_as_their_float64_values():
-    # 2**60 and 2**60 + 1 are one float64: as scores they tie, whatever the column's dtype
+def test_integer_scores_float64_cannot_hold_are_an_error():
+    # 2**60 + 1 has no float64 of its own (it would tie with 2**60): an error naming it, not a silent tie
     qrels = pd.DataFrame({"query_id": ["q1"] * 2, "doc_id": ["a", "b"], "relevance": [1, 0]})
     big = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"],
                         "score": np.array([2 ** 60, 2 ** 60 + 1, 0], dtype=np.int64)})
-    res = tierank.evaluate(qrels, big, ["RR", "P@1"], bounds=True)
-    # 'a' ties with 'b' for the first place: RR = (1 + 1/2) / 2, P@1 = 1/2, bounds 1/2 .. 1
-    assert res.per_query.loc["q1"].tolist() == [0.75, 0.5]
-    assert res.lower.loc["q1", "RR"] == 0.5 and res.upper.loc["q1", "RR"] == 1.0
+    with pytest.raises(tierank.InputError, match=r"document 'b' for query 'q1' \(1152921504606846977\) "
+                                                 r"is an integer that float64 cannot hold exactly"):
+        tierank.evaluate(qrels, big, ["RR"])
+    # 2**60 and 2**61 are exact: 'a' is below 'c'
+    exact = big.assign(score=np.array([2 ** 60, 0, 2 ** 61], dtype=np.int64))
+    assert tierank.evaluate(qrels, exact, ["RR"]).mean["RR"] == 0.5
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64, bool])
+def test_boolean_scores_are_an_error():
+    qrels, run = _frames(5)
+    with pytest.raises(tierank.InputError, match="booleans are not scores"):
+        tierank.evaluate(qrels, run.assign(score=run["score"] > 1), MEASURES)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64])
 def test_integer_score_dtypes_rank_like_floats(dtype):
     qrels, run = _frames(5)
     values = run["score"].to_numpy()
-    as_int = run.assign(score=(values > 1) if dtype is bool else values.astype(dtype))
+    as_int = run.assign(score=values.astype(dtype))
     as_float = run.assign(score=as_int["score"].astype(np.float64) + 0.5)   # float keys path
     with pytest.warns(tierank.TierankWarning):
         a = tierank.evaluate(qrels, as_int, MEASURES, ties="input").per_query

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import tierank
-from tierank.data.join import decimal_string_key
+from tierank.data.ids import decimal_string_key
 
 
 @pytest.mark.parametrize("width", [1, 3, 7, 12, 16])

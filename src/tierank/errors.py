@@ -5,13 +5,15 @@ Hierarchy::
     TierankError                    base class of every tierank exception
     └── InputError (also ValueError) bad input: data, measure strings, parameters
 
+    TierankWarning (a UserWarning)  something in the input was left out or changed
+
 An :class:`InputError` names the problem and where it is: the file and line for files,
 the query id (or row number) for in-memory data, the measure string for measures.
 """
 
 from __future__ import annotations
 
-__all__ = ["TierankError", "InputError"]
+__all__ = ["TierankError", "InputError", "TierankWarning"]
 
 
 class TierankError(Exception):
@@ -53,3 +55,7 @@ class InputError(TierankError, ValueError):
         text = f"{where[0]}: {message}" if where else message
         super().__init__(text)
         self.message = message
+
+
+class TierankWarning(UserWarning):
+    """Something in the input was left out or changed; the message says what and how much."""

@@ -13,7 +13,21 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["RankedLists", "sort_ranked"]
+__all__ = ["RankedLists", "sort_ranked", "concat_ranges", "NOT_IN_POOL"]
+
+# The grade of a retrieved document absent from the qrels ("not in pool", trec_eval's -1). Every
+# negative grade means unjudged: never relevant whatever the relevance level, gain 0 whatever the gains.
+NOT_IN_POOL = -1.0
+
+
+def concat_ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Indices ``starts[0]:starts[0]+sizes[0]``, then ``starts[1]:...``, concatenated (no loop).
+
+    >>> concat_ranges(np.array([5, 0, 9]), np.array([2, 0, 3])).tolist()
+    [5, 6, 9, 10, 11]
+    """
+    ends = np.cumsum(sizes)
+    return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
 
 
 @dataclass
@@ -25,7 +39,8 @@ class RankedLists:
     qptr : int64 array (n_queries + 1)
     keys : float64 array (n_items), higher is better, sorted descending within each query; or None
         when ``tie_keys`` and ``keys_fn`` stand for them (small integer scores: no 8-byte copy)
-    grades : float64 array (n_items), the grade of each ranked item (unjudged: 0)
+    grades : float64 array (n_items), the grade of each ranked item: the qrels' grade (negative: in the
+        pool but unjudged), or ``NOT_IN_POOL`` (-1) for documents absent from the qrels
     judged_ptr : int64 array (n_queries + 1)
     judged : float64 array, grades of all judged documents of each query
     trec_order_fn : callable returning an integer array (n_items) that orders the items' document ids

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.join import Columns
+from ..data.columns import Columns
 from ..errors import InputError
 
 __all__ = ["to_columns"]
@@ -18,15 +18,19 @@ _DOC = ("doc_id", "docid", "docno", "doc")
 _VALUE = {"run": ("score", "scores", "sim"), "qrels": ("relevance", "rel", "grade", "label")}
 
 
-def _column(frame: pd.DataFrame, names: tuple[str, ...], what: str, kind: str) -> np.ndarray:
-    for name in names:
-        if name in frame.columns:
-            col = frame[name]
-            if col.dtype.kind in "iufb":
-                return col.to_numpy()
-            return col.array if not isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy(dtype=object)
-    raise InputError(f"the {kind} DataFrame has no {what} column (expected one of {', '.join(names)}; "
-                     f"found {', '.join(map(str, frame.columns))})")
+def _column(frame: pd.DataFrame, names: tuple[str, ...], what: str, kind: str) -> tuple[Any, str]:
+    """The column holding ``what`` (one of ``names``) and its name; exactly one may be present."""
+    found = [name for name in names if name in frame.columns]
+    if not found:
+        raise InputError(f"the {kind} DataFrame has no {what} column (expected one of {', '.join(names)}; "
+                         f"found {', '.join(map(str, frame.columns))})")
+    if len(found) > 1:
+        raise InputError(f"the {kind} DataFrame has {len(found)} {what} columns ({', '.join(found)}): "
+                         "keep one, or rename the others")
+    col = frame[found[0]]
+    if isinstance(col, pd.DataFrame):
+        raise InputError(f"the {kind} DataFrame has the column {found[0]!r} twice")
+    return col.array, found[0]
 
 
 def to_columns(obj: Any, kind: str) -> Columns:
@@ -37,9 +41,10 @@ def to_columns(obj: Any, kind: str) -> Columns:
     if isinstance(obj, Columns):
         return obj
     if isinstance(obj, pd.DataFrame):
-        return Columns(query=_column(obj, _QUERY, "query id", kind), doc=_column(obj, _DOC, "document id", kind),
-                       value=_column(obj, _VALUE[kind], "score" if kind == "run" else "relevance", kind),
-                       source=kind)
+        (query, qname), (doc, dname), (value, vname) = (
+            _column(obj, _QUERY, "query id", kind), _column(obj, _DOC, "document id", kind),
+            _column(obj, _VALUE[kind], "score" if kind == "run" else "relevance", kind))
+        return Columns(query=query, doc=doc, value=value, source=kind, names=(qname, dname, vname))
     if isinstance(obj, Mapping):
         queries: list = []
         docs: list = []
@@ -51,8 +56,8 @@ def to_columns(obj: Any, kind: str) -> Columns:
             queries.extend([qid] * len(row))
             docs.extend(row.keys())
             values.extend(row.values())
-        return Columns(query=_ids(queries), doc=_ids(docs), value=np.asarray(values, dtype=object)
-                       if values else np.zeros(0), source=kind)
+        return Columns(query=_ids(queries), doc=_ids(docs), value=_ids(values), source=kind,
+                       from_dict=True)
     try:
         import os
         if isinstance(obj, (str, os.PathLike)):
@@ -65,9 +70,7 @@ def to_columns(obj: Any, kind: str) -> Columns:
 
 
 def _ids(values: list) -> np.ndarray:
-    """Ids as given: all ints stay int64, anything else an object array."""
-    if values and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
-        return np.asarray(values, dtype=np.int64)
+    """A list as an object array, element by element (no guessing of dtypes: Columns checks them)."""
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out

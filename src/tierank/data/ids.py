@@ -1,0 +1,305 @@
+"""Integer codes for the ids of a run and its qrels, one small strategy per kind of id.
+
+Ids arrive normalised (:mod:`tierank.data.columns`): an int64 array or a pyarrow string array, the same
+kind in the run and in the qrels. Every document strategy returns :class:`DocCodes` with one contract:
+
+* ``run`` / ``qrels``: an int64 code per row, in ``[0, size)``; equal ids get equal codes. With
+  ``complete=False``, run documents that no qrels row names get -1 (they are judged for no query).
+* ``hashed``: the codes are truncated hashes, so two different ids may share one. The join then
+  checks every match it uses on the strings and treats any repeated code as a possible collision
+  (:class:`HashCollision`), after which it starts again with :func:`exact_string_codes`.
+* ``duplicates``: for strategies that cannot see repeats in their codes (``complete=False``), a pending
+  search for the first run row that repeats a (query, document) pair.
+
+The strategies: :func:`integer_codes` (the ids themselves, shifted; factorised when their range is too
+wide for composite keys), :func:`hashed_string_codes` (64-bit hashes read from the Arrow buffers) and
+:func:`exact_string_codes` (Arrow dictionary encoding). :func:`trec_order_key` gives, for either kind,
+the order in which trec_eval compares document ids (as strings, byte by byte).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .columns import is_integer_ids
+from .strings import string_hashes, string_sort_key, strings_equal
+
+__all__ = ["DocCodes", "HashCollision", "QueryCodes", "query_codes", "integer_codes", "SharedHashes",
+           "hashed_string_codes", "exact_string_codes", "first_duplicate", "trec_order_key",
+           "decimal_string_key", "in_background", "matches_equal"]
+
+_KEY_LIMIT = 2 ** 62   # composite keys query * size + code stay below this (int64, with room to spare)
+
+
+class HashCollision(Exception):
+    """Two different document ids got the same hashed code where it matters: encode them exactly."""
+
+
+@dataclass
+class DocCodes:
+    """Integer codes of the document ids of a run and its qrels (see the module docstring)."""
+
+    run: np.ndarray
+    qrels: np.ndarray
+    size: int
+    complete: bool = True
+    hashed: bool = False
+    duplicates: Future | None = None
+
+
+def in_background(fn: Callable, *args: Any) -> Future:
+    """Run ``fn(*args)`` on a worker thread. numpy and pyarrow release the GIL in their loops, so on
+    two cores the join overlaps its two largest independent steps."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(fn, *args)
+    finally:
+        pool.shutdown(wait=False)
+
+
+# ------------------------------------------------------------------------------------------- queries
+
+
+@dataclass
+class QueryCodes:
+    """Integer codes of the query ids of both tables: the run's queries are 0 .. n_run - 1."""
+
+    run: np.ndarray              # int32, one per run row (multiply as int64)
+    qrels: np.ndarray            # int64, one per qrels row
+    labels: np.ndarray           # the id of each code
+    n_run: int
+    run_counts: np.ndarray | None   # rows per run query when the run is grouped by query (codes sorted)
+
+
+def _group_starts(ids: Any) -> np.ndarray:
+    """Row indices where the id changes."""
+    if is_integer_ids(ids):
+        return np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1))
+    change = pc.not_equal(ids[1:], ids[:-1]).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(change) + 1))
+
+
+def _as_numpy(ids: Any) -> np.ndarray:
+    return ids if is_integer_ids(ids) else np.asarray(ids.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def query_codes(run_q: Any, qrels_q: Any) -> QueryCodes:
+    """Integer codes for the query ids of both tables; codes of run queries come first, in order of
+    first appearance. A run grouped by query (each query's rows together) is coded without hashing."""
+    n = len(run_q)
+    codes = uniques = counts = None
+    if n:
+        starts = _group_starts(run_q)
+        blocks = run_q[starts] if is_integer_ids(run_q) else _as_numpy(run_q.take(pa.array(starts)))
+        if pd.Index(blocks).is_unique:   # grouped by query: no hashing of every row
+            counts = np.diff(np.append(starts, n))
+            codes = np.repeat(np.arange(len(starts), dtype=np.int32), counts)
+            uniques = np.asarray(blocks)
+    if codes is None:
+        if is_integer_ids(run_q):
+            codes, uniques = pd.factorize(run_q)
+        else:   # codes in order of first appearance, as factorize gives them
+            encoded = pc.dictionary_encode(run_q)
+            codes = encoded.indices.to_numpy(zero_copy_only=False)
+            uniques = _as_numpy(encoded.dictionary)
+    n_run = len(uniques)
+    if is_integer_ids(qrels_q):
+        qcodes = pd.Index(uniques).get_indexer(qrels_q)
+    else:
+        value_set = pa.array(uniques, type=qrels_q.type)
+        qcodes = pc.fill_null(pc.index_in(qrels_q, value_set=value_set), -1).to_numpy(
+            zero_copy_only=False).astype(np.int64)
+    unseen = qcodes < 0
+    if unseen.any():
+        extra_codes, extra = pd.factorize(_as_numpy(qrels_q)[unseen])
+        qcodes[unseen] = extra_codes + n_run
+        uniques = np.concatenate([uniques, np.asarray(extra, dtype=uniques.dtype)])
+    # run codes as int32 (a query code per row: half the memory); multiply them as int64
+    return QueryCodes(codes.astype(np.int32, copy=False), qcodes.astype(np.int64, copy=False), uniques,
+                      n_run, counts)
+
+
+# ----------------------------------------------------------------------------------------- documents
+
+
+def integer_codes(run_d: np.ndarray, qrels_d: np.ndarray, n_queries: int) -> DocCodes:
+    """Integer ids as codes: shifted to start at 0 (a view when nothing changes, no copy of the run),
+    or, when ``n_queries`` times their range would overflow composite keys (hashed ids, tweet ids),
+    factorised jointly (exact, any int64 values)."""
+    both = [a for a in (run_d, qrels_d) if len(a)]
+    if not both:
+        return DocCodes(run_d.astype(np.int64), qrels_d.astype(np.int64), 1)
+    lo = min(int(a.min()) for a in both)
+    hi = max(int(a.max()) for a in both)
+    size = hi - lo + 1
+    if max(n_queries, 1) * size < _KEY_LIMIT:
+        def shifted(ids: np.ndarray) -> np.ndarray:
+            return ids if lo == 0 else np.subtract(ids, lo)
+        return DocCodes(shifted(run_d), shifted(qrels_d), size)
+    codes, uniques = pd.factorize(np.concatenate([run_d, qrels_d]))
+    n = len(run_d)
+    return DocCodes(codes[:n].astype(np.int64), codes[n:].astype(np.int64), max(len(uniques), 1))
+
+
+class SharedHashes:
+    """The run's string hashes, computed on two threads: most rows on a worker thread from the start,
+    the last ones by the caller when it asks for the result (after its own work in between)."""
+
+    WORKER_SHARE = 0.75
+
+    def __init__(self, ids: pa.Array) -> None:
+        self.ids = ids
+        self.cut = int(len(ids) * self.WORKER_SHARE)
+        self.out = np.empty(len(ids), dtype=np.uint64)
+        self.head = in_background(string_hashes, ids.slice(0, self.cut), self.out[:self.cut])
+
+    def result(self) -> np.ndarray | None:
+        tail = string_hashes(self.ids.slice(self.cut), self.out[self.cut:])
+        head = self.head.result()
+        return None if head is None or tail is None else self.out
+
+
+def hashed_string_codes(run_hashes: SharedHashes, qrels_d: pa.Array, n_queries: int) -> DocCodes | None:
+    """Codes of string ids from their 64-bit hashes, truncated so ``query * size + code`` fits int64,
+    or None (too many queries for codes wide enough to make collisions rare, or unreadable buffers).
+
+    Hashing reads every string once, straight from the Arrow buffers, with no hash table: about ten
+    times faster than dictionary-encoding millions of distinct ids. Codes may collide (``hashed``).
+    """
+    bits = 62 - max(int(n_queries), 1).bit_length()
+    if bits < 40:
+        return None
+    hq = string_hashes(qrels_d)
+    hr = run_hashes.result()
+    if hq is None or hr is None:
+        return None
+    shift = np.uint64(64 - bits)
+    hr >>= shift   # in place: the hashes become the codes
+    hq >>= shift
+    return DocCodes(hr.view(np.int64), hq.view(np.int64), 1 << bits, hashed=True)
+
+
+def exact_string_codes(run_d: pa.Array, qrels_d: pa.Array, run_q: np.ndarray) -> DocCodes:
+    """Codes of string ids by Arrow dictionary encoding of the judged ids; run ids that no qrels row
+    names get -1 (no hashing of millions of unjudged ids at once). Repeated (query, document) pairs of
+    the run are searched on a worker thread, block by block (``duplicates``)."""
+    duplicates = in_background(_duplicate_by_blocks, run_d, run_q) if len(run_q) else None
+    if not len(qrels_d):
+        return DocCodes(np.full(len(run_d), -1, dtype=np.int64), np.zeros(0, np.int64), 1, False,
+                        duplicates=duplicates)
+    encoded = pc.dictionary_encode(qrels_d)
+    qcodes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    found = pc.fill_null(pc.index_in(run_d, value_set=encoded.dictionary), -1)
+    rcodes = found.to_numpy(zero_copy_only=False).astype(np.int64)
+    size = max(len(encoded.dictionary), 1)
+    del found, encoded
+    _release_arrow_memory()
+    return DocCodes(rcodes, qcodes, size, False, duplicates=duplicates)
+
+
+def matches_equal(run_d: pa.Array, run_rows: np.ndarray, qrels_d: pa.Array, qrels_rows: np.ndarray) -> bool:
+    """Whether the document ids of the matched rows are equal pairwise (hashed codes are verified)."""
+    return bool(strings_equal(run_d, run_rows, qrels_d, qrels_rows))
+
+
+# ----------------------------------------------------------------------------------------- repeats
+
+
+def first_duplicate(keys: np.ndarray) -> int | None:
+    """Index of the first entry whose key appeared before, or None (hash-based)."""
+    index = pd.Index(keys)
+    if index.is_unique:
+        return None
+    return int(np.flatnonzero(index.duplicated(keep="first"))[0])
+
+
+def _duplicate_by_blocks(docs: pa.Array, rq: np.ndarray, block: int = 1 << 20) -> int | None:
+    """First row repeating a (query, document) pair, encoding the documents one block of whole
+    queries at a time (bounded memory). ``rq``: query code of each row."""
+    perm = None if not np.any(rq[1:] < rq[:-1]) else np.argsort(rq, kind="stable")
+    q = (rq if perm is None else rq[perm]).astype(np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(q[1:] != q[:-1]) + 1, [len(q)]))
+    cuts = np.unique(starts[np.searchsorted(starts, np.arange(0, len(q), block))])
+    cuts = np.append(cuts[cuts < len(q)], len(q))
+
+    def first_in_block(a: int, b: int) -> int | None:
+        chunk = docs.slice(a, b - a) if perm is None else docs.take(perm[a:b])
+        encoded = pc.dictionary_encode(chunk)
+        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        dup = first_duplicate((q[a:b] - q[a]) * len(encoded.dictionary) + codes)
+        del encoded, chunk
+        _release_arrow_memory()
+        return None if dup is None else a + dup
+
+    # blocks of whole queries, hashed on two threads (pyarrow releases the GIL)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        found = list(pool.map(first_in_block, cuts[:-1], cuts[1:]))
+    _release_arrow_memory()
+    rows = [r for r in found if r is not None]
+    if not rows:
+        return None
+    return int(min(rows) if perm is None else min(perm[r] for r in rows))
+
+
+def _release_arrow_memory() -> None:
+    """Give the memory pyarrow's allocator keeps after hashing back to the system."""
+    release = getattr(pa.default_memory_pool(), "release_unused", None)
+    if release is not None:
+        release()
+
+
+# --------------------------------------------------------------------------------------- trec order
+
+
+def trec_order_key(docs: Any, rows: np.ndarray) -> np.ndarray | list[np.ndarray]:
+    """A key ordering the ids ``docs[rows]`` as trec_eval compares them: as strings, byte by byte.
+
+    An int64 array, or a list of uint64 words compared lexicographically (most significant first).
+    Integer ids are ordered by their decimal strings (``"10" < "9"``), whatever dtype they came in.
+    """
+    if is_integer_ids(docs):
+        key = decimal_string_key(docs[rows])
+        if key is not None:
+            return key
+        docs = pc.cast(pa.array(docs), pa.large_string())   # over 16 digits: compare the strings
+    words = string_sort_key(docs)
+    if words is not None:   # byte order, as strcmp: the words, compared only inside ties
+        return [np.take(w, rows) for w in words]
+    by_name = pc.sort_indices(docs.take(pa.array(rows))).to_numpy()
+    rank = np.empty(len(rows), dtype=np.int64)
+    rank[by_name] = np.arange(len(rows))
+    return rank
+
+
+def decimal_string_key(ids: np.ndarray) -> np.ndarray | None:
+    """An int64 key that orders integers as trec_eval orders their decimal strings (``"10" < "9"``).
+
+    A digit string compares like its digits padded with zeros to a common length, then by length
+    (a prefix sorts first); ``-`` sorts before every digit. None when the ids have over 16 digits.
+
+    >>> ids = np.array([9, 10, 1, 100, -5, -12, 0])
+    >>> [int(i) for i in ids[np.argsort(decimal_string_key(ids))]]
+    [-12, -5, 0, 1, 10, 100, 9]
+    """
+    x = np.asarray(ids).astype(np.int64)
+    if x.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if (x == np.iinfo(np.int64).min).any():
+        return None
+    a = np.abs(x)
+    digits = np.ones(len(a), dtype=np.int64)
+    for k in range(1, 19):  # loop over powers of ten
+        digits += a >= 10 ** k
+    width = int(digits.max())
+    if width > 16:
+        return None
+    powers = 10 ** np.arange(width + 1, dtype=np.int64)
+    padded = a * powers[width - digits]
+    return (x >= 0) * (20 * int(powers[width])) + padded * 20 + digits
