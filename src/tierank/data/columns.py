@@ -221,12 +221,14 @@ def _normalized_ids(values: Any, cols: Columns, column: int) -> Any:
         return _ids_from_arrow(values, cols, column)
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.array
-    if isinstance(values, pd.Categorical):
+    if isinstance(values, pd.arrays.NumpyExtensionArray):
+        values = values.to_numpy()
+    elif isinstance(values, pd.Categorical):
         values = np.asarray(values, dtype=object)
     elif isinstance(values, pd.api.extensions.ExtensionArray):
         try:
             return _ids_from_arrow(pa.array(values), cols, column)   # string, Arrow-backed, nullable ints
-        except (pa.ArrowException, TypeError, ValueError):
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
             values = np.asarray(values, dtype=object)
     return _ids_from_numpy(np.asarray(values), cols, column)
 
@@ -306,9 +308,9 @@ def _values_from_objects(values: np.ndarray, cols: Columns, what: str, allow_boo
 def _check_exact_integers(values: np.ndarray, cols: Columns, what: str) -> None:
     """Integers whose float64 value is not exact would tie with their neighbours: an error."""
     limit = 2 ** 53
-    big = np.flatnonzero((values > limit) | (values < -limit))
-    if not big.size:
+    if not len(values) or (int(values.max()) <= limit and int(values.min()) >= -limit):
         return
+    big = np.flatnonzero((values > limit) | (values < -limit))
     as_float = values[big].astype(np.float64)
     inexact = as_float >= 2.0 ** 63
     fits = ~inexact

@@ -112,6 +112,7 @@ class _QuerySets:
     ranked_ids: np.ndarray      # codes of the evaluated queries, in run order
     new_code: np.ndarray        # code -> number of the evaluated query (-1: not evaluated)
     notes: list[str]            # warnings, given once the input is known to be valid
+    nothing: bool               # no query to evaluate (an error, once the run is known to be valid)
 
     @classmethod
     def of(cls, queries: QueryCodes, missing: str) -> "_QuerySets":
@@ -130,14 +131,13 @@ class _QuerySets:
                          f"{'is' if only_qrels == 1 else 'are'} missing from the run and left out "
                          "(missing='zero' scores them 0, like trec_eval -c)")
         evaluated = in_run & in_qrels
-        if not evaluated.any() and not (missing == "zero" and only_qrels):
-            raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
         # evaluated queries are numbered in order of first appearance in the run, so a run grouped by
         # query keeps its blocks in place (evaluate() sorts the results by query id)
         ranked_ids = np.flatnonzero(evaluated)
         new_code = np.full(n_all, -1, dtype=np.int64)
         new_code[ranked_ids] = np.arange(len(ranked_ids))
-        return cls(in_run, in_qrels, ranked_ids, new_code, notes)
+        nothing = not evaluated.any() and not (missing == "zero" and only_qrels)
+        return cls(in_run, in_qrels, ranked_ids, new_code, notes, nothing)
 
     @property
     def all_run_queries_evaluated(self) -> bool:
@@ -165,6 +165,10 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
             _check_no_repeats(run, run_q, run_d, n_docs, codes.hashed)
             repeats_checked = True
         keep_rows = np.flatnonzero(sets.in_qrels[run_q])
+    if sets.nothing:
+        if duplicates is not None and (dup := duplicates.result()) is not None:
+            _duplicate_error(run, dup, "run")
+        raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
         run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
 
     ranking, keys = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
