@@ -148,12 +148,9 @@ def test_fast_path_is_taken_for_simple_files(tmp_path, monkeypatch):
     assert calls == [True, True, False, False, True]
 
 
-def test_engine_falls_back_to_pandas_without_pyarrow(monkeypatch):
-    import sys
-
+def test_engine_is_pyarrow_unless_forced(monkeypatch):
     monkeypatch.setattr(trec, "ENGINE", None)
-    monkeypatch.setitem(sys.modules, "pyarrow.csv", None)
-    assert trec._engine() == "pandas"
+    assert trec._engine() == "pyarrow"   # a required dependency
 
 
 def test_read_run_and_read_qrels_frames(tmp_path, engine):

@@ -165,11 +165,11 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
             _check_no_repeats(run, run_q, run_d, n_docs, codes.hashed)
             repeats_checked = True
         keep_rows = np.flatnonzero(sets.in_qrels[run_q])
+        run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
     if sets.nothing:
         if duplicates is not None and (dup := duplicates.result()) is not None:
             _duplicate_error(run, dup, "run")
         raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
-        run_q, run_d, scores = run_q[keep_rows], run_d[keep_rows], scores[keep_rows]
 
     ranking, keys = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
                                    check_repeats=not repeats_checked)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,13 +59,9 @@ def to_columns(obj: Any, kind: str) -> Columns:
             values.extend(row.values())
         return Columns(query=_ids(queries), doc=_ids(docs), value=_ids(values), source=kind,
                        from_dict=True)
-    try:
-        import os
-        if isinstance(obj, (str, os.PathLike)):
-            from . import trec  # the file readers
-            return trec.read_run_columns(obj) if kind == "run" else trec.read_qrels_columns(obj)
-    except ImportError:  # pragma: no cover - until the file readers exist
-        raise InputError(f"reading {kind} files is not available yet: pass a dict or a DataFrame") from None
+    if isinstance(obj, (str, os.PathLike)):
+        from . import trec  # the file readers
+        return trec.read_run_columns(obj) if kind == "run" else trec.read_qrels_columns(obj)
     raise InputError(f"the {kind} must be a dict {{qid: {{docid: value}}}}, a pandas DataFrame or a TREC "
                      f"file path, not {type(obj).__name__}")
 
