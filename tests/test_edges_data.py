@@ -486,3 +486,11 @@ def test_results_pickle():
     back = pickle.loads(pickle.dumps(res))
     pd.testing.assert_frame_equal(back.per_query, res.per_query)
     assert back.mean == res.mean
+
+
+def test_writers_follow_the_same_rules(tmp_path):
+    # a None id written as the text "None" would read back as a real id
+    with pytest.raises(tierank.InputError, match=r"missing id \(None\)"):
+        tierank.write_run({"q": {None: 0.5}}, tmp_path / "run.txt")
+    with pytest.raises(tierank.InputError, match=r"is the string 'x', not a number"):
+        tierank.write_qrels({"q": {"a": "x"}}, tmp_path / "qrels.txt")

@@ -46,7 +46,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ..data.join import Columns
+from ..data.columns import Columns, normalized
 from ..errors import InputError
 
 __all__ = [
@@ -635,13 +635,11 @@ def write_run(run: Any, path: str | os.PathLike, *, tag: str = "tierank") -> Non
 
     if not tag or any(c.isspace() for c in tag):
         raise InputError(f"the run tag {tag!r} must be a non-empty word without whitespace")
-    cols = to_columns(run, "run")
-    scores = _numbers(cols.value, "score")
-    if np.isnan(scores).any():
-        raise InputError("cannot write the run: a score is NaN")
-    q = _check_ids(cols.query, "query id", "run")
-    d = _check_ids(cols.doc, "document id", "run")
-    qcode = _sort_codes(cols.query, q)
+    cols = normalized(to_columns(run, "run"), "score")   # the rules of evaluate(): no missing id, ...
+    scores = cols.value.astype(np.float64)
+    q = _check_ids(_id_values(cols.query), "query id", "run")
+    d = _check_ids(_id_values(cols.doc), "document id", "run")
+    qcode = _sort_codes(_id_values(cols.query), q)
     # query, then score descending, then document id descending (trec_eval's order)
     dcode = _string_rank(d)
     order = np.lexsort((-dcode, -scores, qcode))
@@ -677,22 +675,18 @@ def write_qrels(qrels: Any, path: str | os.PathLike) -> None:
     """
     from .frames import to_columns
 
-    cols = to_columns(qrels, "qrels")
-    grades = _numbers(cols.value, "grade")
-    if not np.isfinite(grades).all():
-        raise InputError("cannot write the qrels: a grade is NaN or infinite")
-    q = _check_ids(cols.query, "query id", "qrels")
-    d = _check_ids(cols.doc, "document id", "qrels")
-    order = np.argsort(_sort_codes(cols.query, q), kind="stable")
+    cols = normalized(to_columns(qrels, "qrels"), "grade")
+    grades = cols.value
+    q = _check_ids(_id_values(cols.query), "query id", "qrels")
+    d = _check_ids(_id_values(cols.doc), "document id", "qrels")
+    order = np.argsort(_sort_codes(_id_values(cols.query), q), kind="stable")
     lines = [f"{a} 0 {b} {_format_number(g)}\n" for a, b, g in zip(q[order], d[order], grades[order])]
     _write_text(path, "".join(lines))
 
 
-def _numbers(values: np.ndarray, what: str) -> np.ndarray:
-    try:
-        return np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"every {what} must be a number") from None
+def _id_values(ids: Any) -> np.ndarray:
+    """Normalised ids (int64, or a pyarrow string array) as a numpy array."""
+    return ids if isinstance(ids, np.ndarray) else np.asarray(ids.to_numpy(zero_copy_only=False), dtype=object)
 
 
 def _string_rank(ids: np.ndarray) -> np.ndarray:
