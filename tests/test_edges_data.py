@@ -494,3 +494,14 @@ def test_writers_follow_the_same_rules(tmp_path):
         tierank.write_run({"q": {None: 0.5}}, tmp_path / "run.txt")
     with pytest.raises(tierank.InputError, match=r"is the string 'x', not a number"):
         tierank.write_qrels({"q": {"a": "x"}}, tmp_path / "qrels.txt")
+
+
+def test_the_three_kinds_of_retrieved_document_reach_the_ranked_lists():
+    # trec_eval's res_rels: judged grade, -2 for a negative grade in the qrels (any), -1 when absent
+    from tierank.data.join import join_run_qrels
+    from tierank.io.frames import to_columns
+    qrels = {"q": {"a": 2, "b": 0, "c": -1, "d": -5}}
+    run = {"q": {"a": 6.0, "b": 5.0, "c": 4.0, "d": 3.0, "e": 2.0}}
+    ranked = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels")).ranked
+    assert ranked.grades.tolist() == [2.0, 0.0, -2.0, -2.0, -1.0]
+    assert sorted(ranked.judged.tolist()) == [-5.0, -1.0, 0.0, 2.0]   # R and the ideal DCG see the judged set

@@ -15,8 +15,8 @@ Rules that hold on every path, whatever the kind of id, the dtypes or the order 
 1. Ids and values are checked first (:func:`~tierank.data.columns.normalized`): no missing id, ids are
    integers or strings of the same kind in both tables, values are real numbers.
 2. A retrieved document has one of trec_eval's three kinds: judged (the qrels' grade, >= 0), in the
-   qrels with a negative grade (in the pool but unjudged: the grade is kept), or absent from the qrels
-   (``NOT_IN_POOL``, -1). Negative grades are never relevant and have no gain.
+   qrels with a negative grade (in the pool but unjudged: ``UNJUDGED_IN_POOL``, -2), or absent from the
+   qrels (``NOT_IN_POOL``, -1). Negative grades are never relevant and have no gain.
 3. A (query, document) pair listed twice in the run, or in the qrels, is an InputError naming the
    query, the document and the row (file line), also in queries that are not evaluated.
 4. Queries of the run without judgments are left out with a warning; judged queries without a run are
@@ -45,7 +45,7 @@ from .ids import (DocCodes, HashCollision, QueryCodes, SharedHashes, exact_strin
                   hashed_string_codes, in_background, integer_codes, matches_equal, query_codes,
                   trec_order_key)
 from .layout import Blocks, SortKeys
-from .ranked import NOT_IN_POOL, RankedLists, concat_ranges, sort_ranked
+from .ranked import NOT_IN_POOL, UNJUDGED_IN_POOL, RankedLists, concat_ranges, sort_ranked
 
 __all__ = ["Columns", "JoinedRun", "join_run_qrels", "sorted_label_order"]
 
@@ -193,8 +193,9 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
                                           qrels.doc, jrows[at]):
         raise HashCollision
     row_grades = np.full(len(run_d), NOT_IN_POOL)
-    row_grades[matched] = jgrades[at]
-    del matched, at, jkey
+    found = jgrades[at]
+    row_grades[matched] = np.where(found < 0, UNJUDGED_IN_POOL, found)
+    del matched, at, jkey, found
     if duplicates is not None:   # rows of the whole run, before leaving out unjudged queries
         dup = duplicates.result()
         if dup is not None:

@@ -13,11 +13,14 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["RankedLists", "sort_ranked", "concat_ranges", "NOT_IN_POOL"]
+__all__ = ["RankedLists", "sort_ranked", "concat_ranges", "NOT_IN_POOL", "UNJUDGED_IN_POOL"]
 
-# The grade of a retrieved document absent from the qrels ("not in pool", trec_eval's -1). Every
-# negative grade means unjudged: never relevant whatever the relevance level, gain 0 whatever the gains.
+# The grades of unjudged retrieved documents, trec_eval's three kinds: absent from the qrels ("not in
+# pool", -1), or in the qrels with a negative grade ("in pool, unjudged", -2, whatever negative value the
+# qrels gave). Every negative grade means unjudged: never relevant whatever the relevance level, gain 0
+# whatever the gains; judged documents keep their grade (>= 0).
 NOT_IN_POOL = -1.0
+UNJUDGED_IN_POOL = -2.0
 
 
 def concat_ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -39,8 +42,8 @@ class RankedLists:
     qptr : int64 array (n_queries + 1)
     keys : float64 array (n_items), higher is better, sorted descending within each query; or None
         when ``tie_keys`` and ``keys_fn`` stand for them (small integer scores: no 8-byte copy)
-    grades : float64 array (n_items), the grade of each ranked item: the qrels' grade (negative: in the
-        pool but unjudged), or ``NOT_IN_POOL`` (-1) for documents absent from the qrels
+    grades : float64 array (n_items), the grade of each ranked item: the qrels' grade when >= 0 (judged),
+        ``UNJUDGED_IN_POOL`` (-2) for a negative grade in the qrels, ``NOT_IN_POOL`` (-1) when absent
     judged_ptr : int64 array (n_queries + 1)
     judged : float64 array, grades of all judged documents of each query
     trec_order_fn : callable returning an integer array (n_items) that orders the items' document ids
