@@ -7,7 +7,13 @@ import numpy as np
 from ..ties.groups import TieStats
 from ._spec import Measure, Param, bool_param, choice_param, real_param
 
-REL = Param(1, real_param("rel"), "grade threshold: an item is relevant when its grade >= rel")
+_REL_WHY = ": negative grades are unjudged documents, never relevant"
+REL = Param(1, real_param("rel", minimum=0, why=_REL_WHY),
+            "grade threshold: an item is relevant when its grade >= rel (rel >= 0: negative grades are "
+            "unjudged documents, never relevant)")
+#: NumRet's threshold: None counts every retrieved document, X those with grade >= X (ir-measures)
+REL_OR_ALL = Param(None, real_param("rel", minimum=0, allow_none=True, why=_REL_WHY),
+                   "grade threshold of the counted documents; None: every retrieved document")
 CLIP = Param(False, bool_param("clip"), "divide by min(k, list length) instead of k")
 DENOM_CHOICES = ("R", "retrieved", "min_k_R")
 
@@ -19,7 +25,8 @@ def denom_param(default: str) -> Param:
 
 
 def positive_grade(grades: np.ndarray, _query: np.ndarray | None = None) -> np.ndarray:
-    """Grades with negative values (TREC junk, -2) counted as 0."""
+    """Grades with negative values (unjudged: in pool with a negative grade, or not in pool) counted
+    as 0."""
     return np.maximum(grades, 0.0)
 
 

@@ -15,7 +15,16 @@ from typing import Any, Callable, Sequence
 
 from ..errors import InputError
 
-__all__ = ["Param", "MeasureFamily", "Measure", "real_param", "bool_param", "choice_param"]
+__all__ = ["Param", "MeasureFamily", "Measure", "QueryError", "real_param", "bool_param", "choice_param"]
+
+
+class QueryError(ValueError):
+    """A kernel's complaint about one query's data; carries the query index, and the evaluation turns
+    it into an :class:`~tierank.errors.InputError` naming the query id (or row)."""
+
+    def __init__(self, message: str, query: int) -> None:
+        super().__init__(message)
+        self.query = query
 
 
 @dataclass(frozen=True)
@@ -27,32 +36,59 @@ class Param:
     desc: str
 
 
-def real_param(name: str, *, positive: bool = False, allow_none: bool = False) -> Callable[[Any], Any]:
-    def check(v: Any) -> Any:
-        if v is None and allow_none:
+class _RealCheck:
+    """Checker of a real-number parameter (a class, not a closure, so measures pickle)."""
+
+    def __init__(self, name: str, positive: bool, allow_none: bool, minimum: float | None,
+                 why: str) -> None:
+        self.name, self.positive, self.allow_none, self.minimum, self.why = (
+            name, positive, allow_none, minimum, why)
+
+    def __call__(self, v: Any) -> Any:
+        if v is None and self.allow_none:
             return None
         if isinstance(v, bool) or not isinstance(v, Real) or not math.isfinite(float(v)):
-            raise ValueError(f"{name} must be a finite number, got {v!r}")
-        if positive and v <= 0:
-            raise ValueError(f"{name} must be > 0, got {v!r}")
+            raise ValueError(f"{self.name} must be a finite number, got {v!r}")
+        if self.positive and v <= 0:
+            raise ValueError(f"{self.name} must be > 0, got {v!r}")
+        if self.minimum is not None and v < self.minimum:
+            raise ValueError(f"{self.name} must be >= {self.minimum:g}{self.why}, got {v!r}")
         return float(v) if not float(v).is_integer() else int(v)
-    return check
+
+
+class _BoolCheck:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, v: Any) -> Any:
+        if not isinstance(v, bool):
+            raise ValueError(f"{self.name} must be True or False, got {v!r}")
+        return v
+
+
+class _ChoiceCheck:
+    def __init__(self, name: str, choices: Sequence[str]) -> None:
+        self.name, self.choices = name, tuple(choices)
+
+    def __call__(self, v: Any) -> Any:
+        if v not in self.choices:
+            raise ValueError(f"{self.name} must be one of {', '.join(repr(c) for c in self.choices)}, "
+                             f"got {v!r}")
+        return v
+
+
+def real_param(name: str, *, positive: bool = False, allow_none: bool = False,
+               minimum: float | None = None, why: str = "") -> Callable[[Any], Any]:
+    """Checker of a finite real parameter (``minimum``: smallest accepted value, ``why`` its reason)."""
+    return _RealCheck(name, positive, allow_none, minimum, why)
 
 
 def bool_param(name: str) -> Callable[[Any], Any]:
-    def check(v: Any) -> Any:
-        if not isinstance(v, bool):
-            raise ValueError(f"{name} must be True or False, got {v!r}")
-        return v
-    return check
+    return _BoolCheck(name)
 
 
 def choice_param(name: str, choices: Sequence[str]) -> Callable[[Any], Any]:
-    def check(v: Any) -> Any:
-        if v not in choices:
-            raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {v!r}")
-        return v
-    return check
+    return _ChoiceCheck(name, choices)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +119,10 @@ class MeasureFamily:
         ``normalize(params) -> params``: cross-parameter checks and spellings.
     empty : {"zero", "one", "R"}
         The value for a query that retrieved nothing (``missing="zero"``, trec_eval ``-c``).
+    value_range : (float, float)
+        The smallest and largest value a query can take under any ordering (``(0.0, 1.0)`` for
+        proportions, ``(0.0, inf)`` for counts, DCG and grade-weighted measures). Every family declares
+        it (the registry-wide property test checks it).
     """
 
     name: str
@@ -96,6 +136,19 @@ class MeasureFamily:
     exact_bounds: Callable | None = None
     normalize: Callable | None = None
     empty: str = "zero"
+    value_range: tuple | None = None
+
+    def __reduce__(self) -> tuple:
+        # a registered family pickles as a reference to the registry (unpickled: the same object)
+        key = (self.name, "radius" in self.params)
+        if _registered_family(*key) is self:
+            return _registered_family, key
+        return MeasureFamily, tuple(getattr(self, f) for f in self.__dataclass_fields__)
+
+    @property
+    def proportion(self) -> bool:
+        """Whether every value lies in [0, 1] (``no_relevant="one"`` applies to these)."""
+        return self.value_range is not None and tuple(self.value_range) == (0.0, 1.0)
 
     def bind(self, params: dict[str, Any], cutoff: int | None, text: str) -> "Measure":
         """Check parameters and cutoff against the declaration and return a :class:`Measure`."""
@@ -123,6 +176,14 @@ class MeasureFamily:
         if cutoff is not None and self.cutoff == "none":
             raise InputError(f"measure {text!r}: {self.name} takes no cutoff k")
         return Measure(self, tuple(sorted(values.items(), key=lambda kv: kv[0])), cutoff, text)
+
+
+def _registered_family(name: str, radius: bool) -> "MeasureFamily | None":
+    """The registered family of that name (``radius``: the Hamming-radius variant), or None."""
+    from ._registry import REGISTRY
+    from .radius import RADIUS_FAMILIES
+
+    return (RADIUS_FAMILIES if radius else REGISTRY).get(name)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ the number X of relevant items of the cut group inside the top k, X ~ Hypergeome
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ties.expectations import hypergeometric_expectation, hypergeometric_support
@@ -199,8 +201,8 @@ _wap_preference.params = ("rel",)  # type: ignore[attr-defined]
 FAMILIES = [
     MeasureFamily("AP", "average precision (trec_eval map / map_cut with the default denom='R')",
                   {"rel": REL, "denom": denom_param("R")}, "optional", average_precision, binary_preference,
-                  aliases=(("map", {}), ("average_precision", {})), exact_bounds=retrieved_bounds),
+                  aliases=(("map", {}), ("average_precision", {})), exact_bounds=retrieved_bounds, value_range=(0.0, 1.0)),
     MeasureFamily("WAP", "weighted average precision (multi-label hashing): grades weight the precision",
                   {"rel": REL, "denom": denom_param("retrieved")}, "required", average_precision,
-                  _wap_preference, exact_bounds=retrieved_bounds),
+                  _wap_preference, exact_bounds=retrieved_bounds, value_range=(0.0, math.inf)),
 ]

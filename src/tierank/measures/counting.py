@@ -7,10 +7,12 @@ All but Success are linear in the top-k counts, so their tie-aware value uses eq
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ties.groups import TieStats
-from ._common import CLIP, REL, binary_preference, divide, grade_preference, k_prime, positive_grade
+from ._common import CLIP, REL, REL_OR_ALL, binary_preference, divide, grade_preference, k_prime, positive_grade
 from ._spec import Measure, MeasureFamily
 
 
@@ -67,7 +69,19 @@ def num_q(g: TieStats, m: Measure) -> np.ndarray:
 
 
 def num_ret(g: TieStats, m: Measure) -> np.ndarray:
-    return g.lengths.astype(np.float64)
+    # rel None: every retrieved item; rel X: the retrieved items with grade >= X (order-free)
+    if m["rel"] is None:
+        return g.lengths.astype(np.float64)
+    r_all, _ = g.relevant_sum(m["rel"])
+    return np.bincount(g.group_query, weights=r_all, minlength=g.n_queries)
+
+
+def _num_ret_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
+    # NumRet does not depend on the order; any key will do
+    return [np.zeros(len(grades))]
+
+
+_num_ret_preference.params = ()  # type: ignore[attr-defined]
 
 
 def num_rel(g: TieStats, m: Measure) -> np.ndarray:
@@ -80,23 +94,27 @@ def num_rel_ret(g: TieStats, m: Measure) -> np.ndarray:
 
 FAMILIES = [
     MeasureFamily("P", "precision: relevant items in the top k, divided by k", {"rel": REL, "clip": CLIP},
-                  "required", precision, binary_preference, aliases=(("precision", {}),)),
+                  "required", precision, binary_preference, aliases=(("precision", {}),), value_range=(0.0, 1.0)),
     MeasureFamily("R", "recall: relevant items in the top k, divided by all relevant (R)", {"rel": REL},
-                  "required", recall, binary_preference, aliases=(("recall", {}),)),
+                  "required", recall, binary_preference, aliases=(("recall", {}),), value_range=(0.0, 1.0)),
     MeasureFamily("F1", "F1: 2 hits / (k + R), the harmonic mean of P@k and R@k",
-                  {"rel": REL, "clip": CLIP}, "required", f1, binary_preference),
+                  {"rel": REL, "clip": CLIP}, "required", f1, binary_preference, value_range=(0.0, 1.0)),
     MeasureFamily("Success", "1 if a relevant item is in the top k (hit rate)", {"rel": REL}, "required",
-                  success, binary_preference, aliases=(("hit_rate", {}), ("hit", {}))),
+                  success, binary_preference, aliases=(("hit_rate", {}), ("hit", {})), value_range=(0.0, 1.0)),
     MeasureFamily("Rprec", "R-precision: precision at rank R", {"rel": REL}, "none", rprec,
-                  binary_preference, aliases=(("r-precision", {}), ("r_precision", {}))),
+                  binary_preference, aliases=(("r-precision", {}), ("r_precision", {})), value_range=(0.0, 1.0)),
     MeasureFamily("ACG", "average cumulative gain: mean grade in the top k",
-                  {"clip": CLIP}, "required", acg, grade_preference),
+                  {"clip": CLIP}, "required", acg, grade_preference, value_range=(0.0, math.inf)),
+    # NumQ's rel says which queries have a relevant item (no_relevant="skip" leaves the others out)
     MeasureFamily("NumQ", "number of queries (summed)", {"rel": REL}, "none", num_q, binary_preference,
-                  aggregate="sum", empty="one", aliases=(("num_q", {}),)),
-    MeasureFamily("NumRet", "number of retrieved items (summed)", {"rel": REL}, "none", num_ret,
-                  binary_preference, aggregate="sum", aliases=(("num_ret", {}),)),
+                  aggregate="sum", empty="one", aliases=(("num_q", {}),), value_range=(0.0, math.inf)),
+    MeasureFamily("NumRet", "number of retrieved items (summed); NumRet(rel=X): those with grade >= X",
+                  {"rel": REL_OR_ALL}, "none", num_ret, _num_ret_preference, aggregate="sum",
+                  aliases=(("num_ret", {}),), value_range=(0.0, math.inf)),
     MeasureFamily("NumRel", "number of relevant judged items, retrieved or not (summed)", {"rel": REL},
-                  "none", num_rel, binary_preference, aggregate="sum", empty="R", aliases=(("num_rel", {}),)),
+                  "none", num_rel, binary_preference, aggregate="sum", empty="R", aliases=(("num_rel", {}),),
+                  value_range=(0.0, math.inf)),
     MeasureFamily("NumRelRet", "number of relevant retrieved items (summed)", {"rel": REL}, "none",
-                  num_rel_ret, binary_preference, aggregate="sum", aliases=(("num_rel_ret", {}),)),
+                  num_rel_ret, binary_preference, aggregate="sum", aliases=(("num_rel_ret", {}),),
+                  value_range=(0.0, math.inf)),
 ]

@@ -7,6 +7,7 @@ of the query descending and does not depend on the order of the run.
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from ..ties.groups import TieStats, position_sum
 from ._common import divide
-from ._spec import Measure, MeasureFamily, Param, choice_param
+from ._spec import Measure, MeasureFamily, Param, QueryError, choice_param
 
 GAIN = Param("linear", choice_param("gain", ("linear", "exp2")),
              "gain of a grade g: 'linear' g, 'exp2' 2^g - 1 (negative grades: 0)")
@@ -30,10 +31,18 @@ def _check_gains(v: Any) -> Any:
     if not isinstance(v, dict) or not all(
             isinstance(x, Real) and not isinstance(x, bool) and np.isfinite(x) for kv in v.items() for x in kv):
         raise ValueError(f"gains must be a dict of finite numbers {{grade: gain}}, got {v!r}")
+    bad = [k for k in v if k < 0]
+    if bad:
+        raise ValueError(f"gains: grade {bad[0]!r} is negative; negative grades are unjudged documents, "
+                         "whose gain is always 0 (list grades >= 0 only)")
+    bad = [k for k, x in v.items() if x < 0]
+    if bad:
+        raise ValueError(f"gains: the gain of grade {bad[0]!r} is negative ({v[bad[0]]!r}); gains must be >= 0")
     return {k: v[k] for k in sorted(v)}
 
 
-GAINS = Param(None, _check_gains, "custom gains {grade: gain}; unlisted grades keep the gain function's")
+GAINS = Param(None, _check_gains, "custom gains {grade: gain} (grades and gains >= 0); unlisted grades keep "
+                                  "the gain function's; negative grades (unjudged) always have gain 0")
 
 
 def _normalize(p: dict[str, Any]) -> dict[str, Any]:
@@ -45,42 +54,84 @@ def _normalize(p: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
-def item_gains(m: Measure, grades: np.ndarray) -> np.ndarray:
-    """Gain of every grade under the measure's gain, gains map (negative grades: 0)."""
+def item_gains(m: Measure, grades: np.ndarray, shift: np.ndarray | None = None) -> np.ndarray:
+    """Gain of every grade under the measure's gain and gains map, times ``2**-shift`` (``shift``: an
+    integer exponent per grade, None for 0). Negative grades (unjudged) have gain 0 whatever the map.
+
+    With a shift, exp2 gains are ``2**(g - s) - 2**-s``: ``2**g`` is never formed, so grades in the
+    thousands stay finite.
+    """
     pos = np.maximum(grades, 0.0)
-    out = pos if m["gain"] == "linear" else np.exp2(pos) - 1.0
+    if m["gain"] == "linear":
+        out = pos if shift is None else np.ldexp(pos, -shift)
+    elif shift is None:
+        out = np.exp2(pos)
+        out -= 1.0
+    else:
+        out = np.exp2(pos - shift) - np.exp2(-shift.astype(np.float64))
     if m["gains"]:
         out = out.copy()
         for grade, gain in m["gains"].items():  # loop over the few listed grades
-            out[grades == grade] = gain
+            at = grades == grade
+            out[at] = gain if shift is None else np.ldexp(float(gain), -shift[at])
     return out
+
+
+# Exponent of the largest gain a query's DCG may sum before its values are scaled by 2**-shift: sums of
+# up to 2**60 discounted gains below 2**_MAX_EXP stay far from float64's 2**1024.
+_MAX_EXP = 960
+
+
+def _gain_exponent(m: Measure, g: TieStats) -> np.ndarray:
+    """Per query, an integer E with every gain of the query < 2**E (from its largest judged grade)."""
+    top = g.memo("max_grade", g.judged.max_grade)
+    if m["gain"] == "linear":
+        e = np.frexp(top)[1].astype(np.float64)
+    else:
+        e = np.ceil(top) + 1.0
+    if m["gains"]:
+        e = np.maximum(e, float(np.frexp(max(m["gains"].values()))[1]))
+    return e
+
+
+def _shifts(m: Measure, g: TieStats) -> np.ndarray | None:
+    """The per-query scale exponents of the gains (None: no query needs one, the common case)."""
+    e = g.memo(("gain_exp", m["gain"], repr(m["gains"])), lambda: _gain_exponent(m, g))
+    if not (e > _MAX_EXP).any():
+        return None
+    return np.maximum(e - _MAX_EXP, 0.0).astype(np.int64)
 
 
 def _gain_key(m: Measure) -> tuple:
     return ("gain", m["gain"], repr(m["gains"]))
 
 
-def _dcg(g: TieStats, m: Measure) -> np.ndarray:
+def _dcg(g: TieStats, m: Measure, shift: np.ndarray | None) -> np.ndarray:
     # every position of a group gets the group's mean gain: DCG_T@k of tie_math.md §1
-    gkey = _gain_key(m)
+    gkey = _gain_key(m) + (("shifted",) if shift is not None else ())
     disc = m["discount"]
 
-    def gains(grades: np.ndarray, _q: np.ndarray | None) -> np.ndarray:
-        return item_gains(m, grades)
+    if shift is None:
+        def gains(grades: np.ndarray, _q: np.ndarray | None) -> np.ndarray:
+            return item_gains(m, grades)
+    else:
+        def gains(grades: np.ndarray, q: np.ndarray | None) -> np.ndarray:
+            return item_gains(m, grades, shift[q])
+    with_query = shift is not None
 
     cut = g.cut(g.clamp(m.cutoff))
-    in_cut = g.subset_sum(gkey, gains, cut.group) / cut.n   # the cut group's mean gain
+    in_cut = g.subset_sum(gkey, gains, cut.group, with_query) / cut.n   # the cut group's mean gain
     last = in_cut * position_sum(disc, cut.t, cut.m)
     full_key = ("dcg_full", gkey, disc)
     if m.cutoff is not None and not g.memoised(full_key):
         before, query = g.groups_before_cut(cut)
         if 4 * len(before) < g.n_groups:   # a shallow cutoff: read only the groups above the cuts
-            mean = g.subset_sum(gkey, gains, before) / g.group_size[before]
+            mean = g.subset_sum(gkey, gains, before, with_query) / g.group_size[before]
             part = mean * position_sum(disc, g.group_first[before], g.group_size[before])
             return np.bincount(query, weights=part, minlength=g.n_queries) + last
 
     def build_full() -> np.ndarray:
-        total = g.group_sum(gkey, gains)
+        total = g.group_sum(gkey, gains, with_query)
         mean = total if g.all_singletons else total / g.group_size   # one item per group: its gain
         d = position_sum(disc, g.group_first, g.group_size)
         return np.multiply(mean, d, out=d)   # in place: d is a fresh array
@@ -88,20 +139,53 @@ def _dcg(g: TieStats, m: Measure) -> np.ndarray:
     return g.sum_before_cut(g.memo(full_key, build_full), cut) + last
 
 
-def _idcg(g: TieStats, m: Measure) -> np.ndarray:
-    return g.judged.ideal_dcg(_gain_key(m), lambda grades: item_gains(m, grades), m["discount"], m.cutoff)
+def _idcg(g: TieStats, m: Measure, shift: np.ndarray | None) -> np.ndarray:
+    if shift is None:
+        return g.judged.ideal_dcg(_gain_key(m), lambda grades, _q: item_gains(m, grades), m["discount"],
+                                  m.cutoff)
+    return g.judged.ideal_dcg(_gain_key(m) + ("shifted",), lambda grades, q: item_gains(m, grades, shift[q]),
+                              m["discount"], m.cutoff)
+
+
+class DCGOverflow(QueryError):
+    """A DCG value beyond float64's range; carries the query index for the caller's message."""
+
+    def __init__(self, query: int, text: str, grade: float) -> None:
+        super().__init__(f"measure {text!r}: the DCG of this query is beyond float64's range (largest "
+                         f"grade {grade:g}); use nDCG, which is a ratio and stays exact, or smaller grades",
+                         query)
 
 
 def dcg(g: TieStats, m: Measure) -> np.ndarray:
-    return _dcg(g, m)
+    shift = _shifts(m, g)
+    if shift is None:
+        return _dcg(g, m, None)
+    scaled = _dcg(g, m, shift)
+    with np.errstate(over="ignore"):   # values beyond float64 become inf and are reported below
+        out = np.ldexp(scaled, shift)
+    bad = np.flatnonzero(~np.isfinite(out))
+    if bad.size:
+        q = int(bad[0])
+        raise DCGOverflow(q, m.text or str(m), float(g.memo("max_grade", g.judged.max_grade)[q]))
+    return out
 
 
 def ndcg(g: TieStats, m: Measure) -> np.ndarray:
-    return divide(_dcg(g, m), _idcg(g, m))
+    # a ratio: DCG and the ideal DCG scaled by the same 2**-shift per query give the same value
+    shift = _shifts(m, g)
+    return divide(_dcg(g, m, shift), _idcg(g, m, shift))
 
 
 def gain_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
-    return [item_gains(m, grades)]
+    if m["gain"] == "linear" or grades.size == 0 or grades.max() < _MAX_EXP:
+        return [item_gains(m, grades)]
+    # exp2 gains beyond float64: the same order in log2 space, log2(2**g - 1) = g + log2(1 - 2**-g)
+    pos = np.maximum(grades, 0.0)
+    with np.errstate(divide="ignore"):   # gain 0 -> -inf, the lowest key
+        out = pos + np.log1p(-np.exp2(-pos)) / np.log(2.0)
+        for grade, gain in (m["gains"] or {}).items():  # loop over the few listed grades
+            out[grades == grade] = np.log2(float(gain))
+    return [out]
 
 
 gain_preference.params = ("gain", "gains")  # type: ignore[attr-defined]
@@ -111,7 +195,7 @@ _PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS, "dcg": DCG_SPELLI
 FAMILIES = [
     MeasureFamily("nDCG", "normalised DCG: DCG divided by the ideal DCG of the judged grades", _PARAMS,
                   "optional", ndcg, gain_preference, normalize=_normalize,
-                  aliases=(("ndcg_burges", {"gain": "exp2"}),)),
+                  aliases=(("ndcg_burges", {"gain": "exp2"}),), value_range=(0.0, 1.0)),
     MeasureFamily("DCG", "discounted cumulative gain", _PARAMS, "optional", dcg, gain_preference,
-                  normalize=_normalize, aliases=(("dcg_burges", {"gain": "exp2"}),)),
+                  normalize=_normalize, aliases=(("dcg_burges", {"gain": "exp2"}),), value_range=(0.0, math.inf)),
 ]

@@ -1,6 +1,7 @@
 """Expected reciprocal rank (ERR, ERR@k; Chapelle et al. 2009).
 
-``R_i = (2^{g_i} - 1) / 2^{gmax}``, ``x_i = 1 - R_i``. Tie ``c`` contributes
+``R_i = (2^{g_i} - 1) / 2^{gmax}``, ``x_i = 1 - R_i`` (computed without forming ``2^g``: grades in the
+thousands are exact too). Tie ``c`` contributes
 ``S_c Σ_{j=1}^{s_c} (ē_{j-1} - ē_j) / (t_{c-1} + j)`` where ``S_c`` is the product of ``x`` over the earlier
 ties and ``ē_j`` the mean of the elementary symmetric polynomial of the tie's ``x`` (tie_math.md §1,
 ERR@k). Only positive-grade items enter the recurrence; grade-0 items (x = 1) are mixed in with
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..ties.groups import TieStats
 from ._common import grade_preference
-from ._spec import Measure, MeasureFamily, Param, real_param
+from ._spec import Measure, MeasureFamily, Param, QueryError, real_param
 
 MAX_GRADE = Param(None, real_param("max_grade", positive=True, allow_none=True),
                   "gmax of R = (2^g - 1) / 2^gmax; None: the largest judged grade of the query")
@@ -21,12 +22,11 @@ MAX_GRADE = Param(None, real_param("max_grade", positive=True, allow_none=True),
 _BATCH_CELLS = 1 << 22  # cells of the per-batch DP tables (bounds peak memory)
 
 
-class GradeAboveMax(ValueError):
+class GradeAboveMax(QueryError):
     """A judged grade exceeds ``max_grade``; carries the query index for the caller's message."""
 
     def __init__(self, query: int, grade: float, max_grade: float) -> None:
-        super().__init__(f"grade {grade:g} is above max_grade={max_grade:g}")
-        self.query = query
+        super().__init__(f"grade {grade:g} is above max_grade={max_grade:g}", query)
 
 
 def max_grades(g: TieStats, m: Measure) -> np.ndarray:
@@ -40,23 +40,46 @@ def max_grades(g: TieStats, m: Measure) -> np.ndarray:
     return np.full(g.n_queries, float(m["max_grade"]))
 
 
+def _stop_terms(grades: np.ndarray, gmax: np.ndarray, want_log: bool) -> np.ndarray:
+    """x = 1 - R = 1 - (2^g - 1) / 2^gmax per grade (or log x), without forming 2^g or 2^gmax.
+
+    ``x = (1 - 2^d) + 2^-gmax`` with ``d = g - gmax <= 0``: ``1 - 2^d`` is exact for integer d and taken
+    as ``-expm1(d ln 2)`` for fractional d (no cancellation). Grades <= 0 (non-relevant, unjudged) have
+    x = 1. When ``2^-gmax`` underflows at g = gmax, log x is ``-gmax ln 2`` exactly.
+    """
+    pos = np.maximum(grades, 0.0)
+    d = np.minimum(pos - gmax, 0.0)
+    whole = d == np.round(d)
+    a = np.where(whole, 1.0 - np.exp2(np.where(whole, d, 0.0)), -np.expm1(d * np.log(2.0)))
+    x = a + np.exp2(-gmax)
+    x[pos <= 0] = 1.0
+    if not want_log:
+        return x
+    out = np.log(np.where(x > 0, x, 1.0))
+    zero = x <= 0
+    out[zero] = -gmax[zero] * np.log(2.0)
+    return out
+
+
 def expected_reciprocal_rank(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
-    scale = np.exp2(max_grades(g, m))
-
-    def stop_prob(grades: np.ndarray, query: np.ndarray) -> np.ndarray:
-        # x = 1 - R = 1 - (2^g - 1) / 2^gmax  (>= 2^-gmax > 0)
-        return 1.0 - (np.exp2(np.maximum(grades, 0.0)) - 1.0) / scale[query]
+    gmax = max_grades(g, m)
 
     # S_c = prod of x over earlier groups of the query, in log space
-    S = np.exp(g.before(("logx", m["max_grade"]), lambda x, q: np.log(stop_prob(x, q)), with_query=True))
+    S = np.exp(g.before(("logx", m["max_grade"]), lambda x, q: _stop_terms(x, gmax[q], True), with_query=True))
     t = g.group_first
     s = np.minimum(g.group_size, K[g.group_query] - t)
     groups = np.flatnonzero(s > 0)
     ptr, grades = g.group_grades(groups)
+    if not g.all_singletons and len(grades):
+        # the recurrence below takes each tie's items in a canonical order (by grade): its rounding
+        # then does not depend on the input order of tied items
+        seg = np.repeat(np.arange(len(groups)), np.diff(ptr))
+        if (np.diff(grades)[np.diff(seg) == 0] < 0).any():
+            grades = grades[np.lexsort((grades, seg))]
     item_query = np.repeat(g.group_query[groups], np.diff(ptr))
     positive = grades > 0
-    x_pos = stop_prob(grades[positive], item_query[positive])
+    x_pos = _stop_terms(grades[positive], gmax[item_query[positive]], False)
     p_count = np.add.reduceat(positive.astype(np.int64), ptr[:-1]) if len(groups) else np.zeros(0, np.int64)
     p_first = np.concatenate(([0], np.cumsum(p_count)))[:-1]
     contrib = np.zeros(len(groups))
@@ -114,5 +137,5 @@ def _tie_contributions(s: np.ndarray, n: np.ndarray, p: np.ndarray, p_first: np.
 
 FAMILIES = [
     MeasureFamily("ERR", "expected reciprocal rank (cascade model)", {"max_grade": MAX_GRADE}, "optional",
-                  expected_reciprocal_rank, grade_preference),
+                  expected_reciprocal_rank, grade_preference, value_range=(0.0, 1.0)),
 ]

@@ -7,9 +7,10 @@ the same distance), so both are the same under every tie ordering.
 
 Conventions (documented parameters):
 
-* ``P(radius=r)`` when no item lies within r: ``empty=0`` (default; "zero precision for failing to find
-  any hash bucket", Liu et al. 2012), ``empty=1``, or ``empty='skip'``: NaN in ``per_query`` and the query
-  is left out of the mean (the papers that average only over queries that retrieved something);
+* ``P(radius=r)`` when no item lies within r: ``empty='zero'`` (default; "zero precision for failing to
+  find any hash bucket", Liu et al. 2012), ``empty='one'``, or ``empty='skip'``: NaN in ``per_query`` and
+  the query is left out of the mean (the papers that average only over queries that retrieved
+  something); 0 and 1 are accepted for 'zero' and 'one', the words of ``no_relevant``;
 * ``R(radius=r)`` with no relevant item at all: 0, like ``R@k``.
 
 The distance of a group of tied items is ``-group_key`` (:class:`tierank.ties.groups.TieStats`: keys are
@@ -39,17 +40,21 @@ def _check_radius(v: Any) -> Any:
     return int(v) if float(v).is_integer() else float(v)
 
 
-def _check_empty(v: Any) -> Any:
-    if v == "skip":
-        return v
-    if not isinstance(v, bool) and isinstance(v, Real) and float(v) in (0.0, 1.0):
-        return int(v)
-    raise ValueError(f"empty must be 0, 1 or 'skip', got {v!r}")
+class _EmptyCheck:
+    """``empty=``: 'zero', 'one' or 'skip' (the words of ``no_relevant``); 0 and 1 are aliases."""
+
+    def __call__(self, v: Any) -> Any:
+        if isinstance(v, str) and v in ("zero", "one", "skip"):
+            return v
+        if not isinstance(v, bool) and isinstance(v, Real) and float(v) in (0.0, 1.0):
+            return "zero" if float(v) == 0.0 else "one"
+        raise ValueError(f"empty must be 'zero', 'one' or 'skip' (0 and 1 are aliases of 'zero' and 'one'), "
+                         f"got {v!r}")
 
 
 RADIUS = Param(None, _check_radius, "Hamming radius r: the retrieved set is every item at distance <= r")
-EMPTY = Param(0, _check_empty, "P when nothing lies within the radius: 0, 1, or 'skip' (NaN, left out of "
-                               "the mean)")
+EMPTY = Param("zero", _EmptyCheck(), "P when nothing lies within the radius: 'zero', 'one', or 'skip' (NaN, "
+                                     "left out of the mean); 0 and 1 are aliases")
 
 
 def within_radius(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +73,7 @@ def within_radius(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray]:
 def precision_within(g: TieStats, m: Measure) -> np.ndarray:
     """Relevant items within the radius / items within the radius (``empty`` when none)."""
     hits, size = within_radius(g, m)
-    fill = np.nan if m["empty"] == "skip" else float(m["empty"])
+    fill = {"zero": 0.0, "one": 1.0, "skip": np.nan}[m["empty"]]
     return np.where(size == 0, fill, divide(hits, size))
 
 
@@ -80,10 +85,10 @@ def recall_within(g: TieStats, m: Measure) -> np.ndarray:
 
 P_RADIUS = MeasureFamily(
     "P", "precision within Hamming radius r: relevant items at distance <= r / items at distance <= r",
-    {"radius": RADIUS, "rel": REL, "empty": EMPTY}, "none", precision_within, binary_preference)
+    {"radius": RADIUS, "rel": REL, "empty": EMPTY}, "none", precision_within, binary_preference, value_range=(0.0, 1.0))
 R_RADIUS = MeasureFamily(
     "R", "recall within Hamming radius r: relevant items at distance <= r / all relevant items",
-    {"radius": RADIUS, "rel": REL}, "none", recall_within, binary_preference)
+    {"radius": RADIUS, "rel": REL}, "none", recall_within, binary_preference, value_range=(0.0, 1.0))
 
 #: the family a measure string uses when it names ``radius=``: ``P(radius=2)`` -> P_RADIUS. These share
 #: their names with the cutoff families of ``counting.py``, so they are not registered by name (no

@@ -42,5 +42,5 @@ def reciprocal_rank(g: TieStats, m: Measure) -> np.ndarray:
 FAMILIES = [
     MeasureFamily("RR", "reciprocal rank of the first relevant item (0 if none in the top k)", {"rel": REL},
                   "optional", reciprocal_rank, binary_preference,
-                  aliases=(("mrr", {}), ("recip_rank", {}), ("reciprocal_rank", {}))),
+                  aliases=(("mrr", {}), ("recip_rank", {}), ("reciprocal_rank", {})), value_range=(0.0, 1.0)),
 ]

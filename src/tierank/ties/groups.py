@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..data.ranked import RankedLists
 
-__all__ = ["TieStats", "Judged", "Cut", "segment_sum", "position_prefix"]
+__all__ = ["TieStats", "Judged", "Cut", "segment_sum", "segment_reduce", "position_prefix"]
 
 GradeFn = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]   # f(grades, query_of_each) -> values
 
@@ -52,6 +52,36 @@ def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     sums = np.where(s < e_clip, sums, 0.0) + np.where(e == n, values[n - 1], 0.0)
     out[keep] = sums
     return out
+
+
+def segment_reduce(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``np.add.reduceat(values, starts)`` (non-empty segments) whose result does not depend on the order
+    of the values inside each segment: bit-identical under any permutation of the items of a tie.
+
+    Sums of integers are exact in any order while every partial sum stays below 2**53: those are
+    summed as they are (the common path, no sort). Other values are sorted inside each segment first,
+    so they are always added in the same (ascending) order.
+
+    >>> a = segment_reduce(np.array([0.1, 0.2, 0.3, 1.0]), np.array([0, 3]))
+    >>> b = segment_reduce(np.array([0.3, 0.1, 0.2, 1.0]), np.array([0, 3]))
+    >>> bool(np.array_equal(a, b))
+    True
+    """
+    n = len(values)
+    if n == 0:
+        return np.zeros(len(starts))
+    values = np.asarray(values, dtype=np.float64)
+    sizes = np.diff(np.append(starts, n))
+    if (sizes <= 1).all() or _exact_integer_sums(values, int(sizes.max())):
+        return np.add.reduceat(values, starts)
+    seg = np.repeat(np.arange(len(starts)), sizes)
+    return np.add.reduceat(values[np.lexsort((values, seg))], starts)
+
+
+def _exact_integer_sums(values: np.ndarray, longest: int) -> bool:
+    """Whether every value is an integer and sums of ``longest`` of them stay below 2**53 (exact)."""
+    top = float(np.abs(values).max())
+    return top * longest < 2.0 ** 53 and bool(np.array_equal(values, np.round(values)))
 
 
 _BLOCK = 1 << 16   # entries per block of the integrality check (small temporaries, reused)
@@ -229,6 +259,12 @@ class Judged:
             self._memo[key] = self._per_query(np.where(self.grade >= rel, self.count, 0).astype(np.float64))
         return self._memo[key]
 
+    def count_positive(self) -> np.ndarray:
+        """Judged documents with a positive grade, per query."""
+        if "positive" not in self._memo:
+            self._memo["positive"] = self._per_query(np.where(self.grade > 0, self.count, 0).astype(np.float64))
+        return self._memo["positive"]
+
     def size(self) -> np.ndarray:
         """Judged documents per query."""
         return self._per_query(self.count.astype(np.float64))
@@ -239,13 +275,12 @@ class Judged:
         np.maximum.at(out, self.query, np.maximum(self.grade, 0.0))
         return out
 
-    def ideal_dcg(self, key: object, gain_fn: Callable[[np.ndarray], np.ndarray], discount: str,
-                  k: int | None) -> np.ndarray:
-        """DCG of the judged gains sorted descending, cut at k, per query."""
+    def ideal_dcg(self, key: object, gain_fn: GradeFn, discount: str, k: int | None) -> np.ndarray:
+        """DCG of the judged gains sorted descending, cut at k, per query (``gain_fn(grades, query)``)."""
         memo_key = ("idcg", key, discount, k)
         if memo_key in self._memo:
             return self._memo[memo_key]
-        gains = gain_fn(self.grade)
+        gains = gain_fn(self.grade, self.query)
         order = np.lexsort((-gains, self.query))
         q, c, gn = self.query[order], self.count[order], gains[order]
         first = np.searchsorted(q, np.arange(self.n_queries))
@@ -295,7 +330,7 @@ class _ItemGrades:
         for ga, gb in zip(bounds[:-1], bounds[1:]):   # loop over blocks of items
             a, b = int(ends[ga]), int(ends[gb])
             values = np.asarray(f(self.grades[a:b], None if query is None else query[a:b]), dtype=np.float64)
-            out[ga:gb] = np.add.reduceat(values, starts[ga:gb] - a)
+            out[ga:gb] = segment_reduce(values, starts[ga:gb] - a)
         return out
 
     def group_grades(self, groups: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -519,16 +554,18 @@ class TieStats:
         """Whether a value for ``key`` is cached (for choosing between a full and a partial path)."""
         return key in self._memo
 
-    def subset_sum(self, key: object, f: GradeFn, groups: np.ndarray) -> np.ndarray:
+    def subset_sum(self, key: object, f: GradeFn, groups: np.ndarray, with_query: bool = False) -> np.ndarray:
         """Σ f(grade) over the items of each of ``groups`` (the memoised sums when there are any;
-        else only the items of those groups are read, for shallow cutoffs). ``f`` gets no query."""
+        else only the items of those groups are read, for shallow cutoffs). ``f`` gets the query of
+        each grade only with ``with_query`` (else None)."""
         full = self._memo.get(("sum", key))
         if full is not None:
             return full[groups]
         if len(groups) == 0:
             return np.zeros(0)
         ptr, grades = self.group_grades(groups)
-        return np.add.reduceat(np.asarray(f(grades, None), dtype=np.float64), ptr[:-1])
+        query = np.repeat(self.group_query[groups], np.diff(ptr)) if with_query else None
+        return segment_reduce(np.asarray(f(grades, query), dtype=np.float64), ptr[:-1])
 
     def groups_before_cut(self, cut: Cut) -> tuple[np.ndarray, np.ndarray]:
         """(groups, query): every group of each query before its cut group, query by query."""

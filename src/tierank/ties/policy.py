@@ -19,8 +19,8 @@ import numpy as np
 
 from ..data.ranked import RankedLists
 from ..errors import InputError
-from ..measures._spec import Measure
-from ..measures.err import GradeAboveMax
+from ..measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
+from ..measures._spec import Measure, QueryError
 from .groups import Judged, TieStats
 
 __all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode", "random_tiebreak",
@@ -261,20 +261,32 @@ Values = dict[Measure, np.ndarray]
 
 
 def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, labels: Any = None, what: str = "query"
+                   bounds: bool = False, labels: Any = None, what: str = "query", no_relevant: str = "zero"
                    ) -> tuple[Values, Values, Values]:
     """Run every measure on every query; return (values, lower, upper) per measure.
 
-    ``labels[i]`` names query i (``what`` says what it is: query, row) in the InputError raised for a
-    grade above ERR's ``max_grade``.
+    ``labels[i]`` names query i (``what`` says what it is: query, row) in the InputError raised for bad
+    query data (a grade above ERR's ``max_grade``, a DCG beyond float64) and for ``no_relevant="error"``.
+    ``no_relevant`` is applied to values, lower and upper
+    (:func:`tierank.measures._no_relevant.apply_no_relevant`).
     """
     check_mode(ties)
+    check_no_relevant(no_relevant)
     try:
-        return _evaluate_stats(orderings, measures, ties, bounds)
-    except GradeAboveMax as err:
+        values, lower, upper = _evaluate_stats(orderings, measures, ties, bounds)
+    except QueryError as err:
         label = err.query if labels is None else labels[err.query]
         label = label.item() if isinstance(label, np.generic) else label
         raise InputError(f"{err} ({what} {label!r})", query=label) from None
+    if no_relevant != "zero":
+        judged = orderings.expected.judged
+        for m in values:
+            has = has_relevant(m, judged)
+            values[m] = apply_no_relevant(m, values[m], has, no_relevant, labels, what)
+            if bounds:
+                lower[m] = apply_no_relevant(m, lower[m], has, no_relevant, labels, what)
+                upper[m] = apply_no_relevant(m, upper[m], has, no_relevant, labels, what)
+    return values, lower, upper
 
 
 def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
@@ -298,8 +310,9 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
 
 
 def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, seed: int = 0, labels: Any = None, what: str = "query"
-                   ) -> tuple[Values, Values, Values]:
+                   bounds: bool = False, seed: int = 0, labels: Any = None, what: str = "query",
+                   no_relevant: str = "zero") -> tuple[Values, Values, Values]:
     """:func:`evaluate_stats` on sorted ranked lists (every query non-empty)."""
     check_mode(ties)
-    return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds, labels, what)
+    return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds, labels, what,
+                          no_relevant)
