@@ -111,7 +111,8 @@ def expand_measures(texts: Sequence[str], rel_level: float | None = None) -> tup
     def add(label: str, m: Any, trec_name: str | None) -> None:
         if m.family.name == "NumQ":
             extra.add("num_q")
-        if rel_level is not None and "rel" in m.family.params and m["rel"] == m.family.params["rel"].default:
+        if (rel_level is not None and "rel" in m.family.params and m.family.params["rel"].default is not None
+                and m["rel"] == m.family.params["rel"].default):
             m = m.replace(rel=rel_level)
         if label in seen:
             return
