@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,20 @@ def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, fl
     return out
 
 
-@dataclass
+def _same(a: object, b: object) -> bool:
+    """Equality of result fields: frames and series exactly (NaN == NaN), dicts item by item."""
+    if isinstance(a, (pd.DataFrame, pd.Series)) or isinstance(b, (pd.DataFrame, pd.Series)):
+        return type(a) is type(b) and a.equals(b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(a == b)
+
+
+@dataclass(eq=False)
 class Results:
     """What :func:`tierank.evaluate` and :func:`tierank.evaluate_matrix` return.
 
@@ -76,6 +89,20 @@ class Results:
             table["upper"] = pd.Series(self.mean_upper)
         table.index.name = "measure"
         return table
+
+    def __eq__(self, other: object) -> bool:
+        """Same class, same tie mode, measures and values (NaN equal to NaN; frames compared exactly).
+
+        >>> import pickle, tierank
+        >>> res = tierank.evaluate_matrix([[1, 0, 1]], scores=[[2, 2, 1]], measures=["AP"])
+        >>> pickle.loads(pickle.dumps(res)) == res
+        True
+        """
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_same(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
+
+    __hash__ = None  # type: ignore[assignment]   # mutable frames
 
     def __repr__(self) -> str:
         n = len(self.per_query)

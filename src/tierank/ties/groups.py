@@ -233,7 +233,7 @@ class Judged:
         """Run-length encode per-query grade lists (CSR ``ptr``)."""
         n_q = len(ptr) - 1
         q = np.repeat(np.arange(n_q), np.diff(ptr))
-        if grades.size and np.all(grades == np.round(grades)):
+        if grades.size and np.all(grades == np.round(grades)) and float(np.abs(grades).max()) < 2.0 ** 53:
             lo, hi = int(grades.min()), int(grades.max())
             width = hi - lo + 1
             if n_q * width <= 50_000_000:   # small integer range: count, no sort

@@ -295,10 +295,10 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
     lower: Values = {}
     upper: Values = {}
     for m in dict.fromkeys(measures):  # each distinct measure once, in order
-        values[m] = m.family.kernel(orderings.for_mode(ties, m), m)
+        values[m] = _into_range(m, m.family.kernel(orderings.for_mode(ties, m), m))
         if bounds:
             worst, best = orderings.extreme(m, False), orderings.extreme(m, True)
-            lo, hi = m.family.kernel(worst, m), m.family.kernel(best, m)
+            lo, hi = _into_range(m, m.family.kernel(worst, m)), _into_range(m, m.family.kernel(best, m))
             if m.family.exact_bounds is not None:
                 lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
             # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
@@ -307,6 +307,19 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
             lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
             upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
     return values, lower, upper
+
+
+def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
+    """Values a last-bit rounding put just outside the family's declared range, moved onto its end
+    (an nDCG of 1 + 1 ulp when the DCG equals the ideal DCG summed another way). Larger excesses are
+    left alone: they would be bugs, not rounding."""
+    lo, hi = m.family.value_range
+    slack = 1e-12 * (1.0 + np.abs(v))
+    over = (v > hi) & (v - hi <= slack)
+    under = (v < lo) & (lo - v <= slack)
+    if over.any() or under.any():
+        v = np.where(over, hi, np.where(under, lo, v))
+    return v
 
 
 def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
