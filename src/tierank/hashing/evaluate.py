@@ -30,7 +30,7 @@ __all__ = ["evaluate_codes", "CodeResults"]
 _SORTED_MODES = ("input", "trec_eval", "random")
 
 
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)   # Results.__eq__ compares the frames
 class CodeResults(Results):
     """:class:`tierank.Results` of :func:`evaluate_codes`, with the averaging over queries it used.
 
