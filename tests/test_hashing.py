@@ -223,16 +223,16 @@ def test_grades_from_each_label_kind():
     grader = make_grader(ql, dl, None, 4, 6)
     np.testing.assert_array_equal(grader.block(slice(1, 3)).grades(), (ql[1:3].astype(int) @ dl.T))
     assert grader.levels[0] == 0 and grader.levels[-1] == min(ql.sum(1).max(), dl.sum(1).max())
-    # relevance= callable gets (query indices, database indices)
+    # relevance= callable gets (query indices (B, 1), database indices (1, n_db)), broadcast to (B, n_db)
     seen = []
 
     def rel(qi, di):
-        seen.append((qi.tolist(), len(di)))
-        return np.add.outer(qi, di) % 3
+        seen.append((qi.tolist(), di.tolist()))
+        return (qi + di) % 3
 
     np.testing.assert_array_equal(make_grader(None, None, rel, 5, 4).block(slice(2, 4)).grades(),
                                   np.add.outer([2, 3], np.arange(4)) % 3)
-    assert seen == [([2, 3], 4)]
+    assert seen == [([[2], [3]], [[0, 1, 2, 3]])]
 
 
 # ----------------------------------------------------------- histogram path == sorting path == oracle
@@ -246,7 +246,7 @@ def _label_cases(rng, n_q, n_db):
     frac = rng.choice([0.0, 0.0, 0.5, 1.25, 3.0], size=(n_q, n_db))
     yield "relevance matrix", {"relevance": frac}, frac
     ints = rng.integers(0, 4, size=(n_q, n_db))
-    yield "relevance callable", {"relevance": lambda qi, di: ints[np.ix_(qi, di)]}, ints.astype(float)
+    yield "relevance callable", {"relevance": lambda qi, di: ints[qi, di]}, ints.astype(float)
 
 
 @pytest.mark.parametrize("ties", MODES)

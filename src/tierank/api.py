@@ -7,13 +7,15 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from .blocks import evaluate_matrix_blocked
+from .blocks import check_trec_eval_version, evaluate_matrix_blocked
 from .data.join import join_run_qrels, sorted_label_order
 from .hashing.evaluate import evaluate_codes
 from .errors import InputError
 from .io.frames import to_columns
 from .measures import Measure, parse_measures
+from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .results import Results
+from .ties.groups import Judged
 from .ties.policy import check_mode, evaluate_lists
 
 __all__ = ["evaluate", "evaluate_matrix", "evaluate_codes"]
@@ -26,7 +28,8 @@ def _check_seed(seed: Any) -> int:
 
 
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected",
-             bounds: bool = False, missing: str = "skip", seed: int = 0) -> Results:
+             bounds: bool = False, missing: str = "skip", seed: int = 0, no_relevant: str = "zero",
+             trec_eval_version: int = 10) -> Results:
     """Evaluate a run against relevance judgments, exactly when scores tie.
 
     Parameters
@@ -49,6 +52,13 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         (0 for every measure; trec_eval ``-c``).
     seed : int, default=0
         Seed of ``ties="random"``.
+    no_relevant : {"zero", "skip", "one", "error"}, default="zero"
+        Queries with no relevant judged document (for the measure's ``rel``; negative grades never
+        count), including those scored as empty runs: the measure's own value (trec_eval; 0 for
+        proportions), NaN left out of ``.mean``, 1 for measures in [0, 1], or an InputError.
+    trec_eval_version : {10, 9}, default=10
+        9: scores rounded to float32 first, as trec_eval 9.x (pytrec_eval, ir-measures, PyTerrier)
+        stores them, so scores equal in float32 tie, whatever ``ties``.
 
     Returns
     -------
@@ -70,11 +80,20 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     (np.float64(0.5), np.float64(1.0))
     >>> tierank.evaluate(qrels, run, ["RR"], ties="trec_eval").mean   # "d2" > "d1": d2 first
     {'RR': 0.5}
+
+    0.3 and 0.30000000000000004 are one float32: they tie in trec_eval 9.x, not in 10.0:
+
+    >>> run = {"q1": {"d1": 0.3, "d2": 0.30000000000000004}}
+    >>> tierank.evaluate(qrels, run, ["RR"]).mean, tierank.evaluate(qrels, run, ["RR"], trec_eval_version=9).mean
+    ({'RR': 0.5}, {'RR': 0.75})
     """
     check_mode(ties)
     seed = _check_seed(seed)
+    as_float32 = check_trec_eval_version(trec_eval_version) == 9
+    check_no_relevant(no_relevant)
     parsed = parse_measures(measures)
-    joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing)
+    joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing,
+                            scores_as_float32=as_float32)
     ranked = joined.ranked
     labels = joined.labels
     values: dict = {}
@@ -82,10 +101,12 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     upper: dict = {}
     if ranked.n_queries:
         values, lower, upper = evaluate_lists(ranked, list(parsed.values()), ties=ties, bounds=bounds,
-                                              seed=seed, labels=labels)
+                                              seed=seed, labels=labels, no_relevant=no_relevant)
+    empty_judged = _judged(joined.empty_judged)
     cols, lo_cols, hi_cols = {}, {}, {}
     for text, m in parsed.items():
-        empty = _empty_values(m, joined.empty_judged)
+        empty = apply_no_relevant(m, _empty_values(m, empty_judged), has_relevant(m, empty_judged),
+                                  no_relevant, joined.empty_labels)
         cols[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
         if bounds:
             lo_cols[text] = np.concatenate([lower.get(m, np.zeros(0)), empty])
@@ -99,19 +120,48 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     return Results(per_query=per_query, lower=lo, upper=hi, ties=ties, measures=parsed)
 
 
-def _empty_values(m: Measure, judged: list[np.ndarray]) -> np.ndarray:
-    """Values of queries scored with an empty run (missing="zero")."""
+def _judged(grades: list[np.ndarray]) -> Judged:
+    """The judged grades of the queries scored as empty runs, as one :class:`Judged`."""
+    ptr = np.zeros(len(grades) + 1, dtype=np.int64)
+    np.cumsum([len(g) for g in grades], out=ptr[1:])
+    flat = np.concatenate(grades).astype(np.float64) if grades else np.zeros(0)
+    return Judged.from_csr(ptr, flat)
+
+
+def _empty_values(m: Measure, judged: Judged) -> np.ndarray:
+    """Values of queries scored with an empty run (missing="zero"), before the no_relevant policy."""
+    n = judged.n_queries
     if m.family.empty == "one":
-        return np.ones(len(judged))
+        return np.ones(n)
     if m.family.empty == "R":
-        return np.array([float((j >= m["rel"]).sum()) for j in judged])
-    return np.zeros(len(judged))
+        return judged.count_at_least(m["rel"]).astype(np.float64)
+    return np.zeros(n)
 
 
-def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
-                    measures: str | Iterable[str] = ("nDCG@10",), *, ties: str = "expected",
-                    bounds: bool = False, mask: Any = None, seed: int = 0,
-                    block_size: int | None = None) -> Results:
+def _check_measures_arg(measures: Any) -> None:
+    """A clear error when an array of numbers comes where the measure strings belong (the old
+    ``evaluate_matrix(relevance, scores, distances, measures)`` order)."""
+    if isinstance(measures, str):
+        return
+    numeric = False
+    if isinstance(measures, np.ndarray):
+        numeric = measures.dtype.kind in "biufc"
+    elif isinstance(measures, (list, tuple)):
+        numeric = any(isinstance(x, (int, float, complex, np.number, np.ndarray, list, tuple))
+                      and not isinstance(x, str) for x in measures)
+    elif hasattr(measures, "__array__") or isinstance(measures, (int, float, np.number)):
+        numeric = True
+    if numeric:
+        raise InputError("measures looks like an array of numbers, not measure strings: the third positional "
+                         "parameter of evaluate_matrix is measures. Give the keys by name: "
+                         "evaluate_matrix(relevance, distances=D, measures=[...]) or "
+                         "evaluate_matrix(relevance, scores=S, measures=[...])")
+
+
+def evaluate_matrix(relevance: Any, scores: Any = None, measures: str | Iterable[str] = ("nDCG@10",), *,
+                    distances: Any = None, ties: str = "expected", bounds: bool = False, mask: Any = None,
+                    seed: int = 0, block_size: int | None = None, no_relevant: str = "zero",
+                    trec_eval_version: int = 10) -> Results:
     """Evaluate dense score (or distance) matrices, one row per query, exactly when values tie.
 
     Parameters
@@ -122,10 +172,11 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
     scores : array-like, same shape, optional
         Higher is better. Give exactly one of ``scores`` and ``distances``. Infinite values are valid
         and tie with each other.
-    distances : array-like, same shape, optional
+    measures : str or list of str, default="nDCG@10"
+        Measure strings, e.g. ``["nDCG@10", "AP@100", "P(rel=2)@5"]``. An array of numbers here is an
+        InputError (the keys go by name: ``evaluate_matrix(relevance, distances=D, measures=[...])``).
+    distances : array-like, same shape, optional (keyword only)
         Lower is better (e.g. Hamming distances).
-    measures : str or list of str
-        Measure strings, e.g. ``["nDCG@10", "AP@100", "P(rel=2)@5"]``.
     ties : {"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}, default="expected"
         ``"input"`` breaks ties by column index ascending, ``"trec_eval"`` by column index descending.
     bounds : bool, default=False
@@ -141,6 +192,13 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
         is converted. When every measure has ``@k`` (or is a radius measure), each row is first cut to
         the items at or above its k-th best key (``np.partition``; the boundary tie is kept whole) and
         only those are sorted; ``R`` and the ideal DCG still count the whole row.
+    no_relevant : {"zero", "skip", "one", "error"}, default="zero"
+        Rows with no relevant item (for the measure's ``rel``): the measure's own value, NaN left out of
+        ``.mean``, 1 for measures in [0, 1], or an InputError naming the row.
+    trec_eval_version : {10, 9}, default=10
+        9: scores / distances rounded to float32 first (block by block), as trec_eval 9.x stores run
+        scores, so values equal in float32 tie, whatever ``ties``. Integers within ``2**24`` are
+        unchanged.
 
     Returns
     -------
@@ -161,6 +219,7 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
     """
     check_mode(ties)
     seed = _check_seed(seed)
+    _check_measures_arg(measures)
     parsed = parse_measures(measures)
     if (scores is None) == (distances is None):
         raise InputError("give exactly one of scores= (higher is better) and distances= (lower is better)"
@@ -168,4 +227,5 @@ def evaluate_matrix(relevance: Any, scores: Any = None, distances: Any = None,
     keyname = "scores" if scores is not None else "distances"
     return evaluate_matrix_blocked(relevance, scores if scores is not None else distances, measures=parsed,
                                    keyname=keyname, lower_is_better=distances is not None, ties=ties,
-                                   bounds=bounds, mask=mask, seed=seed, block_size=block_size)
+                                   bounds=bounds, mask=mask, seed=seed, block_size=block_size,
+                                   trec_eval_version=trec_eval_version, no_relevant=no_relevant)

@@ -19,7 +19,12 @@ Whole-list measures (``AP``, ``RR``, ``nDCG``, ``ERR``, ``DCG`` without ``@k``, 
 Keys
 ----
 Scores / distances keep their dtype until a block is converted: integers (but uint64 beyond the int64
-range) become int64, so large integer keys stay exact; floats become float64.
+range) become int64, so large integer keys stay exact; floats become float64 (float128 only when float64
+holds every value exactly, else an InputError: two different keys must never become equal). Every other
+key transformation is exact too: ``~x`` / ``-x`` to reverse the order, ``kmax - x`` of the counting path
+only on int64 keys whose range it has checked. With ``trec_eval_version=9`` the keys are first rounded
+to float32, as trec_eval 9.x stores run scores (then equal float32 values tie); integers that float32
+holds exactly (``|x| <= 2**24``, e.g. Hamming distances) are left as they are.
 
 Random tie order
 ----------------
@@ -40,13 +45,15 @@ from .data.join import TierankWarning
 from .data.ranked import RankedLists
 from .errors import InputError
 from .measures import Measure
+from .measures._no_relevant import check_no_relevant
 from .results import Results
 from .ties.groups import TieStats
 from .ties.policy import TieOrderings, check_mode, evaluate_lists, evaluate_stats
 
 _ORDER_FREE = ("expected", "optimistic", "pessimistic")
 
-__all__ = ["evaluate_matrix_blocked", "rank_rows", "run_rows", "topk_plan", "block_rows", "DEFAULT_MEMORY"]
+__all__ = ["evaluate_matrix_blocked", "rank_rows", "run_rows", "topk_plan", "block_rows", "DEFAULT_MEMORY",
+           "check_trec_eval_version", "TREC_EVAL_VERSIONS"]
 
 #: working memory of one block, in bytes (the block size is derived from it)
 DEFAULT_MEMORY = 512 << 20
@@ -63,6 +70,29 @@ _TOPK_FAMILIES = frozenset({"P", "R", "F1", "Success", "AP", "RR", "DCG", "nDCG"
 _JUDGED_ONLY = frozenset({"NumQ", "NumRel"})
 _INT64_MAX = 2 ** 63 - 1
 _INT64_MIN = -(2 ** 63)
+#: integers float32 holds exactly (its 24-bit significand)
+_FLOAT32_EXACT_INT = 2 ** 24
+#: integers float64 holds exactly
+_FLOAT64_EXACT_INT = 2 ** 53
+
+#: accepted values of ``trec_eval_version``
+TREC_EVAL_VERSIONS = (9, 10)
+
+
+def check_trec_eval_version(version: object) -> int:
+    """Return ``version`` (9 or 10) as an int, else raise InputError.
+
+    trec_eval 10.0 reads run scores as C doubles; 9.x (embedded in pytrec_eval, ir-measures, PyTerrier)
+    stores them as C floats, so scores equal in float32 tie there.
+
+    >>> check_trec_eval_version(9)
+    9
+    """
+    if isinstance(version, bool) or not isinstance(version, (int, np.integer)) \
+            or int(version) not in TREC_EVAL_VERSIONS:
+        raise InputError(f"trec_eval_version={version!r}: use 10 (run scores read as doubles, the default) "
+                         "or 9 (scores stored as floats, as pytrec_eval / ir-measures / PyTerrier do)")
+    return int(version)
 
 
 # -- planning ---------------------------------------------------------------------------------------
@@ -141,9 +171,31 @@ def _check_block(grades: np.ndarray, keys: np.ndarray, keyname: str, valid: np.n
             raise InputError(f"{name} contains {desc} ({what} {row})", query=row)
 
 
+def _round_float32(keys: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+    """Keys as trec_eval 9.x stores run scores: the number read as a double, then stored as a float.
+
+    Returns float64 (or the input when already exact: float32 / float16 / bool, integers within
+    ``2**24``). Doubles beyond float32's range become +-inf, as the C conversion does.
+    """
+    if keys.dtype.kind == "b" or (keys.dtype.kind == "f" and keys.dtype.itemsize <= 4):
+        return keys
+    if keys.dtype.kind in "iu":
+        kv = keys if valid is None else keys[valid]
+        if kv.size == 0 or (int(kv.max()) <= _FLOAT32_EXACT_INT and int(kv.min()) >= -_FLOAT32_EXACT_INT):
+            return keys
+    with np.errstate(over="ignore"):   # |x| > float32 max: inf, as in C
+        return keys.astype(np.float64).astype(np.float32).astype(np.float64)
+
+
 def keys_higher_better(keys: np.ndarray, keyname: str, lower_is_better: bool, valid: np.ndarray | None,
-                       row0: int) -> np.ndarray:
-    """Keys with higher = better (distances negated): int64 for integer keys (kept exact), else float64."""
+                       row0: int, *, as_float32: bool = False) -> np.ndarray:
+    """Keys with higher = better (distances negated): int64 for integer keys (kept exact), else float64.
+
+    Exact: two keys are equal afterwards exactly when they were equal before (float128 keys that float64
+    cannot hold are an InputError). ``as_float32``: round to float32 first (``trec_eval_version=9``).
+    """
+    if as_float32:
+        keys = _round_float32(keys, valid)
     if keys.dtype.kind in "iu":
         if keys.dtype == np.uint64 and keys.size:
             big = keys > np.uint64(_INT64_MAX)
@@ -163,7 +215,21 @@ def keys_higher_better(keys: np.ndarray, keyname: str, lower_is_better: bool, va
                                  query=row)
             np.negative(out, out=out)
         return out
-    out = keys.astype(np.float64)
+    if keys.dtype.kind == "f" and keys.dtype.itemsize > 8:
+        # long double: float64 must hold every (unmasked) value exactly, or distinct keys would tie
+        with np.errstate(over="ignore"):
+            out = keys.astype(np.float64)
+        lost = out.astype(keys.dtype) != keys
+        lost &= ~np.isnan(keys)
+        if valid is not None:
+            lost &= valid
+        if lost.any():
+            row = row0 + _first_bad_row(lost)
+            raise InputError(f"{keyname} of dtype {keys.dtype} holds values float64 cannot represent exactly "
+                             f"(row {row}); distinct values would tie. Round them to float64 yourself if "
+                             "that is what you mean", query=row)
+    else:
+        out = keys.astype(np.float64)
     if lower_is_better:
         np.negative(out, out=out)
     return out
@@ -203,6 +269,8 @@ def histogram_rows(raw_grades: np.ndarray, keys: np.ndarray, valid: np.ndarray |
     kmin, kmax = int(kv.min()), int(kv.max())
     gv = sel(raw_grades)
     gmin, gmax = int(gv.min()), int(gv.max())
+    if gmin < -_FLOAT64_EXACT_INT or gmax > _FLOAT64_EXACT_INT:
+        return None   # the bins subtract gmin in int64 and the levels are float64: not exact beyond 2**53
     width, n_levels = kmax - kmin + 1, gmax - gmin + 1
     rows = keys.shape[0]
     if width > _HIST_MAX_KEYS or n_levels > _HIST_MAX_LEVELS or rows * width * n_levels > 4 * keys.size + (1 << 20):
@@ -288,9 +356,10 @@ def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, ro
 
 
 def run_rows(ranked: RankedLists, labels: np.ndarray, measures: list[Measure], *, ties: str, bounds: bool,
-             seed: int, what: str = "row") -> tuple[dict, dict, dict]:
+             seed: int, what: str = "row", no_relevant: str = "zero") -> tuple[dict, dict, dict]:
     """Evaluate ranked lists from :func:`rank_rows`."""
-    return evaluate_lists(ranked, measures, ties=ties, bounds=bounds, seed=seed, labels=labels, what=what)
+    return evaluate_lists(ranked, measures, ties=ties, bounds=bounds, seed=seed, labels=labels, what=what,
+                          no_relevant=no_relevant)
 
 
 # -- the whole matrix ---------------------------------------------------------------------------------
@@ -298,7 +367,8 @@ def run_rows(ranked: RankedLists, labels: np.ndarray, measures: list[Measure], *
 def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Measure], keyname: str = "scores",
                             lower_is_better: bool = False, ties: str = "expected", bounds: bool = False,
                             mask: Any = None, seed: int = 0, block_size: int | None = None,
-                            memory: int = DEFAULT_MEMORY, topk: bool | None = None) -> Results:
+                            memory: int = DEFAULT_MEMORY, topk: bool | None = None,
+                            trec_eval_version: int = 10, no_relevant: str = "zero") -> Results:
     """Evaluate a dense matrix block of rows by block of rows (see :func:`tierank.evaluate_matrix`).
 
     Parameters
@@ -318,6 +388,10 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
     topk : bool, optional
         Force (True) or forbid (False) the top-k fast path; default: used whenever every measure allows
         it and ``kmax`` is below the number of columns.
+    trec_eval_version : {10, 9}, default=10
+        9: keys rounded to float32 first, block by block (see :func:`tierank.evaluate_matrix`).
+    no_relevant : {"zero", "skip", "one", "error"}, default="zero"
+        Rows without a relevant item (see :func:`tierank.evaluate_matrix`).
 
     Returns
     -------
@@ -337,6 +411,8 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
     [0.75, 0.16666666666666666]
     """
     check_mode(ties)
+    as_float32 = check_trec_eval_version(trec_eval_version) == 9
+    check_no_relevant(no_relevant)
     grades = _as_numeric(relevance, "relevance")
     keys_arr = _as_numeric(keys, keyname)
     if keys_arr.shape != grades.shape:
@@ -373,7 +449,7 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
         k = keys_arr[r0:r1]
         v = None if valid_all is None else valid_all[r0:r1]
         _check_block(g, k, keyname, v, r0)
-        kf = keys_higher_better(k, keyname, lower_is_better, v, r0)
+        kf = keys_higher_better(k, keyname, lower_is_better, v, r0, as_float32=as_float32)
         counted = histogram_rows(grades[r0:r1], kf, v) if ties in _ORDER_FREE else None
         if counted is not None:   # integer keys and grades of small range: count, no sort
             stats, keep = counted
@@ -382,14 +458,15 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
             if not len(lab):
                 continue
             values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds,
-                                                  labels=lab, what="row")
+                                                  labels=lab, what="row", no_relevant=no_relevant)
         else:
             ranked, lab = rank_rows(g, kf, v, r0, n_cols, plan=plan, ties=ties, seed=seed)
             n_empty += (r1 - r0) - len(lab)
             if ranked is None:
                 continue
             del g, kf
-            values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed)
+            values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed,
+                                            no_relevant=no_relevant)
         labels.append(lab)
         for m in mlist:
             parts[m].append(values[m])

@@ -15,9 +15,10 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from ..blocks import DEFAULT_MEMORY, block_rows, rank_rows, run_rows, topk_plan
+from ..blocks import DEFAULT_MEMORY, block_rows, check_trec_eval_version, rank_rows, run_rows, topk_plan
 from ..errors import InputError
 from ..measures import Measure, parse_measures
+from ..measures._no_relevant import check_no_relevant
 from ..results import Results, aggregate
 from ..ties.policy import TieOrderings, check_mode, evaluate_stats
 from .codes import check_pair
@@ -77,7 +78,8 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
                    relevance: np.ndarray | Callable[[np.ndarray, np.ndarray], Any] | None = None,
                    packed: bool = False, bits: int | None = None, ties: str = "expected",
                    bounds: bool = False, average: str = "micro", distance_threshold: float | None = None,
-                   block_size: int | None = None, memory: int = DEFAULT_MEMORY, seed: int = 0) -> Results:
+                   block_size: int | None = None, memory: int = DEFAULT_MEMORY, seed: int = 0,
+                   no_relevant: str = "zero", trec_eval_version: int = 10) -> Results:
     """Evaluate Hamming ranking of binary codes: every query against the whole database, ties exact.
 
     Items at equal Hamming distance tie; ``ties="expected"`` gives the exact mean over all their orderings
@@ -97,10 +99,12 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
     measures : str or list of str
         E.g. ``["AP", "nDCG@100", "P@1000", "P(radius=2)", "R(radius=2)", "WAP@100", "ACG@100"]``.
     relevance : array (n_queries, n_db) or callable, optional
-        Grades for anything else, instead of labels: a matrix, or ``relevance(query_index, db_index)``
-        returning the grades of those queries against those database items (called once per block of
-        queries with every database item). ``query_labels`` may still be given (class ids) for
-        ``average="macro"``.
+        Grades for anything else, instead of labels: a matrix, or a vectorised callable
+        ``relevance(query_index, db_index)``, called once per block of B queries with integer index
+        arrays ``query_index`` of shape (B, 1) and ``db_index`` of shape (1, n_db); it must return a
+        numeric array of their broadcast shape (B, n_db), e.g. ``lambda q, d: yq[q] == ydb[d]``. It is
+        not called per pair: a wrong shape or dtype, or an exception, is an InputError stating this.
+        ``query_labels`` may still be given (class ids) for ``average="macro"``.
     packed : bool, default=False
         Codes are packed words along the last axis.
     bits : int, optional
@@ -124,6 +128,13 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
         Working memory budget of a block (bytes), used when ``block_size`` is None.
     seed : int, default=0
         Seed of ``ties="random"``.
+    no_relevant : {"zero", "skip", "one", "error"}, default="zero"
+        Queries with no relevant database item (for the measure's ``rel``; ``distance_threshold`` does
+        not change which items are relevant): the measure's own value, NaN left out of ``.mean``, 1 for
+        measures in [0, 1], or an InputError naming the query.
+    trec_eval_version : {10, 9}, default=10
+        Accepted for symmetry with :func:`tierank.evaluate`: Hamming distances are small integers,
+        exact in float32, so 9 and 10 give the same values.
 
     Returns
     -------
@@ -147,6 +158,8 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
     {'P@1': 0.0}
     """
     check_mode(ties)
+    check_no_relevant(no_relevant)
+    check_trec_eval_version(trec_eval_version)   # distances <= bits < 2**24: float32 is exact, nothing to round
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"seed must be an integer, got {seed!r}")
     if average not in ("micro", "macro"):
@@ -189,7 +202,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
                                     judged=grades)
             del keys, ranked_grades, grades
             values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed,
-                                            what="query")
+                                            what="query", no_relevant=no_relevant)
             _collect(parts, lo_parts, hi_parts, values, lower, upper, bounds)
     else:
         levels_hint = getattr(grader, "levels", None)
@@ -206,7 +219,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
             stats = histogram_stats(ranked_counts, bg.levels,
                                     judged_counts=counts if ranked_counts is not counts else None)
             values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds,
-                                                  labels=np.arange(r0, r1))
+                                                  labels=np.arange(r0, r1), no_relevant=no_relevant)
             _collect(parts, lo_parts, hi_parts, values, lower, upper, bounds)
 
     index = pd.RangeIndex(n_q, name="query")

@@ -9,8 +9,8 @@ Three sources of grades:
   as relevant when it shares at least one label; nDCG, ACG and WAP use the count as the grade, as in
   multi-label hashing papers. Shared counts are computed like Hamming distances: AND + popcount of
   packed label words;
-* **relevance=**, a matrix ``(n_queries, n_db)`` or a callable ``relevance(query_index, db_index)``
-  returning the grades of those queries (rows) against those database items (columns), for anything else.
+* **relevance=**, a matrix ``(n_queries, n_db)`` or a vectorised callable ``relevance(query_index,
+  db_index)`` for anything else (the contract: :data:`CALLABLE_CONTRACT`).
 
 A grader hands out, for a block of queries, the distinct grade values (``levels``) and level indices
 tile by tile; histograms then count items per (distance, level) with no sort.
@@ -25,7 +25,14 @@ import numpy as np
 from ..errors import InputError
 from .distance import TILE_PAIRS, popcount_pairs
 
-__all__ = ["make_grader", "Grader", "BlockGrades"]
+__all__ = ["make_grader", "Grader", "BlockGrades", "CALLABLE_CONTRACT"]
+
+#: what a ``relevance=`` callable receives and returns (quoted in its error messages)
+CALLABLE_CONTRACT = ("relevance(query_index, db_index) is called once per block of B queries with integer "
+                     "index arrays query_index of shape (B, 1) and db_index of shape (1, n_db), and must "
+                     "return the grades of every pair as one numeric array of their broadcast shape "
+                     "(B, n_db) (e.g. labels_q[query_index] == labels_db[db_index]); it is not called once "
+                     "per pair")
 
 
 class BlockGrades:
@@ -169,21 +176,35 @@ class _MatrixGrader(Grader):
         self.n_queries, self.n_db = n_queries, n_db
 
     def block(self, rows: slice) -> BlockGrades:
+        want = (rows.stop - rows.start, self.n_db)
         if callable(self.source):
-            qi = np.arange(rows.start, rows.stop)
-            raw = self.source(qi, np.arange(self.n_db))
-            want = (len(qi), self.n_db)
+            grades = self._call(rows, want)
         else:
-            raw = self.source[rows]
-            want = (rows.stop - rows.start, self.n_db)
-        try:
-            grades = np.asarray(raw, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError("relevance must give numeric grades") from None
-        if grades.shape != want:
-            raise InputError(f"relevance returned shape {grades.shape} for {want[0]} queries x {want[1]} "
-                             f"database items; expected {want}")
+            grades = np.asarray(self.source[rows], dtype=np.float64)
         return _MatrixBlock(grades, rows.start)
+
+    def _call(self, rows: slice, want: tuple[int, int]) -> np.ndarray:
+        """Call the callable on a block; anything but a numeric (B, n_db) array is an InputError."""
+        qi = np.arange(rows.start, rows.stop, dtype=np.intp)[:, None]
+        di = np.arange(self.n_db, dtype=np.intp)[None, :]
+        try:
+            raw = self.source(qi, di)
+        except Exception as err:   # a per-pair function fails on arrays in many ways
+            raise InputError(f"the relevance callable raised {type(err).__name__}: {err} (queries "
+                             f"{rows.start}..{rows.stop - 1}). {CALLABLE_CONTRACT}") from err
+        arr = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
+        if arr.dtype == object:
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError):
+                pass
+        if arr.dtype.kind not in "biuf":
+            raise InputError(f"the relevance callable returned dtype {arr.dtype}, not numeric grades "
+                             f"(queries {rows.start}..{rows.stop - 1}). {CALLABLE_CONTRACT}")
+        if arr.shape != want:
+            raise InputError(f"the relevance callable returned shape {arr.shape} for {want[0]} queries x "
+                             f"{want[1]} database items; expected {want}. {CALLABLE_CONTRACT}")
+        return arr.astype(np.float64)
 
 
 # -- construction and checks ---------------------------------------------------------------------------
