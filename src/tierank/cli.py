@@ -211,17 +211,43 @@ def _reported_warnings() -> Iterator[list]:
         yield caught
 
 
+def _encoding(err: bool) -> str:
+    stream = sys.stderr if err else sys.stdout
+    return getattr(stream, "encoding", None) or "utf-8"
+
+
+def can_encode(text: str, err: bool = False) -> bool:
+    """Whether stdout (``err``: stderr) can encode ``text`` (e.g. not when PYTHONIOENCODING=cp1252)."""
+    try:
+        text.encode(_encoding(err))
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """``click.echo``, with what the stream cannot encode (a run name, a query id) written as
+    ``\\uXXXX`` escapes instead of a UnicodeEncodeError."""
+    if not can_encode(text, err):
+        enc = _encoding(err)
+        try:
+            text = text.encode(enc, "backslashreplace").decode(enc)
+        except LookupError:
+            text = text.encode("ascii", "backslashreplace").decode("ascii")
+    click.echo(text, err=err, nl=nl)
+
+
 def _print_warnings(caught: list, where: str | None = None) -> None:
     from .data.join import TierankWarning
 
     for w in caught:
         if issubclass(w.category, TierankWarning):
             prefix = f"{where}: " if where else ""
-            click.echo(f"tierank: warning: {prefix}{w.message}", err=True)
+            _echo(f"tierank: warning: {prefix}{w.message}", err=True)
 
 
 def _fail(message: str) -> None:
-    click.echo(f"tierank: error: {message}", err=True)
+    _echo(f"tierank: error: {message}", err=True)
     sys.exit(2)
 
 
@@ -327,6 +353,18 @@ _COMMON_OPTIONS = [
                       "scored 0 (zero)."),
 ]
 
+_EVAL_OPTIONS = [
+    click.option("--no-relevant", "no_relevant", type=click.Choice(["zero", "skip", "one", "error"]),
+                 default="zero", show_default=True,
+                 help="Queries with no relevant judged document: the measure's own value (zero, as "
+                      "trec_eval), left out of the mean (skip), 1 for measures in [0, 1] (one), or an "
+                      "error (error)."),
+    click.option("--trec-eval-version", "trec_eval_version", type=click.Choice(["9", "10"]), default="10",
+                 show_default=True,
+                 help="9: scores rounded to float32 first, as trec_eval 9.x (pytrec_eval, ir-measures, "
+                      "PyTerrier) stores them, so scores equal in float32 tie; 10: read as doubles."),
+]
+
 
 def _common(f: Any) -> Any:
     for option in reversed(_COMMON_OPTIONS):
@@ -376,10 +414,13 @@ _FILE = click.Path(exists=True, dir_okay=False, readable=True)
               help="--compare: resamples of the permutation and bootstrap tests.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar on stderr (default: only for table, markdown and latex on a terminal).")
+@_EVAL_OPTIONS[0]
+@_EVAL_OPTIONS[1]
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, per_query: bool, ties: str, bounds: bool, seed: int,
                  fmt: str, digits: int, compare: bool, test: str, alpha: float, correction: str,
-                 resamples: int, progress: bool | None) -> None:
+                 resamples: int, progress: bool | None, no_relevant: str = "zero",
+                 trec_eval_version: str = "10") -> None:
     """Evaluate RUN(s) against QRELS (TREC files, plain or gzip).
 
     `tierank QRELS RUN` is short for `tierank eval QRELS RUN`. By default tied documents count at the
@@ -403,8 +444,9 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         out = _evaluate_and_render(qrels, runs, shown, extra, missing=missing_mode, per_query=per_query,
                                    ties=ties, bounds=bounds, seed=seed, fmt=fmt, digits=digits, compare=compare,
                                    test=test, alpha=alpha, correction=correction, resamples=resamples,
-                                   progress=_progress_enabled(progress, fmt))
-    click.echo(out, nl=False)
+                                   progress=_progress_enabled(progress, fmt), no_relevant=no_relevant,
+                                   trec_eval_version=int(trec_eval_version))
+    _echo(out, nl=False)
 
 
 def _run_names(paths: Sequence[str]) -> list[str]:
@@ -420,7 +462,7 @@ def _run_names(paths: Sequence[str]) -> list[str]:
 def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: set[str], *, missing: str,
                          per_query: bool, ties: str, bounds: bool, seed: int, fmt: str, digits: int,
                          compare: bool, test: str, alpha: float, correction: str, resamples: int,
-                         progress: bool) -> str:
+                         progress: bool, no_relevant: str = "zero", trec_eval_version: int = 10) -> str:
     import tierank
     from .formats import RunResults, render
     from .io.trec import read_run_tag
@@ -433,7 +475,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
             bar.step(f"evaluating {name}")
             with _reported_warnings() as caught:
                 res = tierank.evaluate(qrels, path, list(dict.fromkeys(m.measure for m in shown)), ties=ties,
-                                       bounds=bounds, missing=missing, seed=seed)
+                                       bounds=bounds, missing=missing, seed=seed, no_relevant=no_relevant,
+                                       trec_eval_version=trec_eval_version)
             _print_warnings(caught, name)
             runid = read_run_tag(path) if fmt in ("trec", "json") else None
             results.append(RunResults(name, res, runid))
@@ -454,7 +497,10 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
     finally:
         bar.close()
     if compare:
-        return comparison.render(fmt, digits=digits)
+        from .compare import SUPERSCRIPTS
+
+        # superscript letters where stdout can encode them, else ^ab (e.g. PYTHONIOENCODING=cp1252)
+        return comparison.render(fmt, digits=digits, ascii=not can_encode(SUPERSCRIPTS))
     return render(results, shown, fmt, per_query=per_query, bounds=bounds, digits=digits,
                   show_runid="runid" in extra, show_num_q="num_q" in extra)
 
@@ -505,7 +551,7 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         from .report import render_reports
 
         out = render_reports(parts, fmt, digits=digits)
-    click.echo(out, nl=False)
+    _echo(out, nl=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -31,6 +31,8 @@ _TEST_ALIASES = {"t": "t", "student": "t", "ttest": "t", "t-test": "t", "permuta
 _TEST_NAMES = {"t": "paired t-test", "permutation": "paired randomisation (permutation) test",
                "bootstrap": "paired bootstrap test"}
 _SUPERSCRIPT = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
+#: every non-ASCII character a comparison table may print (besides run names and query ids)
+SUPERSCRIPTS = "".join(_SUPERSCRIPT.values())
 
 
 def _scipy_stats() -> Any:
@@ -220,6 +222,11 @@ class Comparison:
         for label, column in measures.items():
             frame = pd.DataFrame({n: results[n].per_query[column].reindex(common).to_numpy(dtype=np.float64)
                                   for n in names}, index=common)
+            # NaN: a query left out of this measure (no_relevant='skip'): out of every run's mean and test
+            frame = frame.dropna()
+            if frame.empty:
+                raise InputError(f"measure {label!r}: no query has a value in every run (NaN values, e.g. "
+                                 "no_relevant='skip', are left out): nothing to compare")
             per_query[label] = frame
             counts = _is_count(results[names[0]], column)
             means[label] = frame.sum() if counts else frame.mean()
@@ -282,11 +289,15 @@ class Comparison:
                          _p(r.p_value), _p(r.p_adjusted), "yes" if r.significant else "no"])
         return header, rows
 
-    def to_string(self, digits: int = 4) -> str:
-        """The comparison as aligned text: means with superscript letters, then every pair's p-values."""
+    def to_string(self, digits: int = 4, ascii: bool = False) -> str:
+        """The comparison as aligned text: means with superscript letters (``ascii=True``: ``^ab``, for
+        streams that cannot encode superscripts), then every pair's p-values."""
         from .formats import text_table
 
-        header, rows = self._rows(digits, lambda w: "".join(_SUPERSCRIPT[c] for c in w))
+        if ascii:
+            header, rows = self._rows(digits, lambda w: f"^{w}" if w else "")
+        else:
+            header, rows = self._rows(digits, lambda w: "".join(_SUPERSCRIPT[c] for c in w))
         ph, pr = self._pairs_rows(digits)
         return (text_table(header, rows, "ll" + "r" * (len(header) - 2)) + "\n" + self._note() + "\n\n"
                 + text_table(ph, pr, "llrrrl") + "\n")
@@ -320,10 +331,14 @@ class Comparison:
                 "tests": [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
                           for row in self.tests.to_dict(orient="records")]}
 
-    def render(self, fmt: str = "table", digits: int = 4) -> str:
-        """Render in one of ``table``, ``markdown``, ``latex``, ``json``, ``csv`` (the tests table)."""
+    def render(self, fmt: str = "table", digits: int = 4, ascii: bool = False) -> str:
+        """Render in one of ``table``, ``markdown``, ``latex``, ``json``, ``csv`` (the tests table).
+
+        ``ascii=True``: the table marks significance with ``^ab`` instead of superscript letters (the
+        other formats are ASCII already, but for the run names and query ids).
+        """
         if fmt == "table":
-            return self.to_string(digits)
+            return self.to_string(digits, ascii=ascii)
         if fmt == "markdown":
             return self.to_markdown(digits)
         if fmt == "latex":
@@ -367,7 +382,8 @@ def _sorted_index(index: pd.Index) -> pd.Index:
 
 def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str | Iterable[str], *,
             ties: str = "expected", test: str = "t", alpha: float = 0.05, correction: str = "holm",
-            n_resamples: int = 10000, seed: int = 0, missing: str = "skip") -> Comparison:
+            n_resamples: int = 10000, seed: int = 0, missing: str = "skip", no_relevant: str = "zero",
+            trec_eval_version: int = 10) -> Comparison:
     """Compare runs on the same judgments with paired significance tests over queries.
 
     Parameters
@@ -394,6 +410,9 @@ def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str |
         Seed of the randomised tests (and of ``ties="random"``).
     missing : {"skip", "zero"}, default="skip"
         As for :func:`tierank.evaluate`. Only queries evaluated in every run are compared.
+    no_relevant, trec_eval_version
+        As for :func:`tierank.evaluate`; with ``no_relevant="skip"`` a query left out of a measure (NaN)
+        in any run is left out of that measure's comparison.
 
     Returns
     -------
@@ -432,7 +451,8 @@ def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str |
         measures = [measures]
     measures = list(measures)
     _check_test(test)
-    results = {name: tierank.evaluate(qrels, run, measures, ties=ties, missing=missing, seed=seed)
+    results = {name: tierank.evaluate(qrels, run, measures, ties=ties, missing=missing, seed=seed,
+                                      no_relevant=no_relevant, trec_eval_version=trec_eval_version)
                for name, run in named.items()}
     labels = {}
     for m in measures:
