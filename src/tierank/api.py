@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Iterable
 
 import numpy as np
@@ -93,10 +92,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
     check_no_relevant(no_relevant)
     parsed = parse_measures(measures)
-    # scores beyond float32's range become +-inf in trec_eval 9.x too: no overflow warning for that
-    with np.errstate(over="ignore") if as_float32 else contextlib.nullcontext():
-        joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing,
-                                scores_as_float32=as_float32)
+    joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing,
+                            scores_as_float32=as_float32)
     ranked = joined.ranked
     labels = joined.labels
     values: dict = {}

@@ -41,9 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data.join import TierankWarning
 from .data.ranked import RankedLists
-from .errors import InputError
+from .errors import InputError, TierankWarning
 from .measures import Measure
 from .measures._no_relevant import check_no_relevant
 from .results import Results

@@ -238,7 +238,7 @@ def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
 
 
 def _print_warnings(caught: list, where: str | None = None) -> None:
-    from .data.join import TierankWarning
+    from .errors import TierankWarning
 
     for w in caught:
         if issubclass(w.category, TierankWarning):

@@ -19,8 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .data.join import TierankWarning
-from .errors import InputError
+from .errors import InputError, TierankWarning
 
 __all__ = ["compare", "Comparison", "paired_test", "holm", "TESTS"]
 

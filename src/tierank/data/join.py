@@ -71,7 +71,8 @@ def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip",
         raise InputError(f"missing={missing!r}: use 'skip' or 'zero'")
     run, qrels = check_same_id_kinds(normalized(run, "score"), normalized(qrels, "grade"))
     if scores_as_float32:
-        run = replace(run, value=run.value.astype(np.float32).astype(np.float64))
+        with np.errstate(over="ignore"):   # beyond float32's range: +-inf, as a C float in trec_eval 9.x
+            run = replace(run, value=run.value.astype(np.float32).astype(np.float64))
     try:
         return _join(run, qrels, missing, exact=False)
     except HashCollision:   # two different ids share a hashed code where it matters: start again

@@ -133,5 +133,5 @@ def apply_no_relevant(m: Measure, values: np.ndarray, has_rel: np.ndarray, polic
         label = label.item() if isinstance(label, np.generic) else label
         raise InputError(f"measure {m.text or str(m)!r}: {what} {label!r} has no relevant judged document "
                          f"({relevance_rule(m)}); no_relevant='error' (use 'zero', 'skip' or 'one' to "
-                         f"score such {what}s)", query=label)
+                         f"score such {'queries' if what == 'query' else what + 's'})", query=label)
     return out

@@ -19,21 +19,11 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..data.ranked import RankedLists
+from ..data.ranked import RankedLists, concat_ranges
 
 __all__ = ["TieStats", "Judged", "Cut", "segment_sum", "segment_reduce", "position_prefix"]
 
 GradeFn = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]   # f(grades, query_of_each) -> values
-
-
-def concat_ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Indices ``starts[0]:starts[0]+sizes[0]``, then ``starts[1]:...``, concatenated (no loop).
-
-    >>> concat_ranges(np.array([5, 0, 9]), np.array([2, 0, 3])).tolist()
-    [5, 6, 9, 10, 11]
-    """
-    ends = np.cumsum(sizes)
-    return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
 
 
 def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
