@@ -503,14 +503,14 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile, os, tierank.io.trec as trec
+    >>> import tempfile, os, pathlib, tierank.io.trec as trec
     >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
-    >>> _ = open(path, "w").write("# BM25\\nq1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 2.5 bm25 extra\\n")
+    >>> _ = pathlib.Path(path).write_text("# BM25\\nq1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 2.5 bm25 extra\\n")
     >>> trec.read_run(path)
       query_id doc_id  score
     0       q1     d1    2.5
     1       q1     d2    2.5
-    >>> _ = open(path, "w").write("q1 Q0 d1 1 high bm25\\n")
+    >>> _ = pathlib.Path(path).write_text("q1 Q0 d1 1 high bm25\\n")
     >>> trec.read_run(path)
     Traceback (most recent call last):
     ...
@@ -541,9 +541,9 @@ def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile, os, tierank.io.trec as trec
+    >>> import tempfile, os, pathlib, tierank.io.trec as trec
     >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
-    >>> _ = open(path, "w").write("q1 0 d1 1\\nq1 0 d7 -2\\n")
+    >>> _ = pathlib.Path(path).write_text("q1 0 d1 1\\nq1 0 d7 -2\\n")
     >>> trec.read_qrels(path)
       query_id doc_id  relevance
     0       q1     d1        1.0
@@ -559,9 +559,9 @@ def read_run_tag(path: str | os.PathLike) -> str:
 
     Examples
     --------
-    >>> import tempfile, os, tierank.io.trec as trec
+    >>> import tempfile, os, pathlib, tierank.io.trec as trec
     >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
-    >>> _ = open(path, "w").write("q1 Q0 d1 1 2.5 bm25\\n")
+    >>> _ = pathlib.Path(path).write_text("q1 Q0 d1 1 2.5 bm25\\n")
     >>> trec.read_run_tag(path)
     'bm25'
     """
@@ -623,10 +623,10 @@ def write_run(run: Any, path: str | os.PathLike, *, tag: str = "tierank") -> Non
 
     Examples
     --------
-    >>> import tempfile, os, tierank.io.trec as trec
+    >>> import tempfile, os, pathlib, tierank.io.trec as trec
     >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
     >>> trec.write_run({"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.9}}, path, tag="demo")
-    >>> print(open(path).read(), end="")
+    >>> print(pathlib.Path(path).read_text(), end="")
     q1 Q0 d3 1 0.9 demo
     q1 Q0 d2 2 0.5 demo
     q1 Q0 d1 3 0.5 demo
@@ -666,10 +666,10 @@ def write_qrels(qrels: Any, path: str | os.PathLike) -> None:
 
     Examples
     --------
-    >>> import tempfile, os, tierank.io.trec as trec
+    >>> import tempfile, os, pathlib, tierank.io.trec as trec
     >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
     >>> trec.write_qrels({"q1": {"d1": 2, "d9": -2}}, path)
-    >>> print(open(path).read(), end="")
+    >>> print(pathlib.Path(path).read_text(), end="")
     q1 0 d1 2
     q1 0 d9 -2
     """
