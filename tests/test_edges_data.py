@@ -505,3 +505,51 @@ def test_the_three_kinds_of_retrieved_document_reach_the_ranked_lists():
     ranked = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels")).ranked
     assert ranked.grades.tolist() == [2.0, 0.0, -2.0, -2.0, -1.0]
     assert sorted(ranked.judged.tolist()) == [-5.0, -1.0, 0.0, 2.0]   # R and the ideal DCG see the judged set
+
+
+_INT_COLUMNS = {
+    "int64": lambda v: pd.Series(v, dtype="int64"), "object": lambda v: pd.Series(v, dtype=object),
+    "Int32": lambda v: pd.Series(v, dtype="Int32"), "category": lambda v: pd.Series(v, dtype="category"),
+    "float": lambda v: pd.Series(v, dtype="float64"), "arrow": lambda v: pd.Series(pd.array(v, dtype="int64[pyarrow]")),
+}
+_STR_COLUMNS = {
+    "str": lambda v: pd.Series([str(x) for x in v], dtype="str"),
+    "object": lambda v: pd.Series([str(x) for x in v], dtype=object),
+    "string[pyarrow]": lambda v: pd.Series([str(x) for x in v], dtype="string[pyarrow]"),
+    "category": lambda v: pd.Series([str(x) for x in v], dtype="category"),
+}
+_ID_COLUMNS = [("int", k, f) for k, f in _INT_COLUMNS.items()] + [("str", k, f) for k, f in _STR_COLUMNS.items()]
+
+
+@SETTINGS
+@given(st.sampled_from(_ID_COLUMNS), st.sampled_from(_ID_COLUMNS), st.sampled_from(["query_id", "doc_id"]))
+def test_property_ids_match_only_within_one_kind(run_col, qrels_col, column):
+    # integer ids in any integer dtype match each other; strings in any string dtype match each other;
+    # an integer side against a string side is an error naming both dtypes, never a silent 0
+    values = [1, 2, 3]
+    run = pd.DataFrame({"query_id": [7, 7, 7], "doc_id": values, "score": [3.0, 2.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": [7, 7, 7], "doc_id": values, "relevance": [0, 1, 0]})
+    run[column] = run_col[2](run[column].tolist())
+    qrels[column] = qrels_col[2](qrels[column].tolist())
+    if run_col[0] == qrels_col[0]:
+        assert tierank.evaluate(qrels, run, ["RR"]).mean == {"RR": 0.5}
+    else:
+        what = "query" if column == "query_id" else "document"
+        with pytest.raises(tierank.InputError, match=rf"the {what} ids of the run are .* but those of the qrels"):
+            tierank.evaluate(qrels, run, ["RR"])
+
+
+_NOT_NUMBERS = st.one_of(st.text(max_size=3), st.binary(max_size=2), st.decimals(allow_nan=False),
+                         st.datetimes().map(pd.Timestamp), st.complex_numbers(allow_nan=False).filter(lambda c: c.imag),
+                         st.none(), st.just(float("nan")))
+
+
+@SETTINGS
+@given(_NOT_NUMBERS, st.integers(0, 2), st.sampled_from(["run", "qrels"]))
+def test_property_a_value_that_is_not_a_real_number_is_always_an_error(bad, at, table):
+    run = {"q": {"a": 0.3, "b": 0.2, "c": 0.1}}
+    qrels = {"q": {"a": 1, "b": 0, "c": 2}}
+    doc = "abc"[at]
+    (run if table == "run" else qrels)["q"][doc] = bad
+    with pytest.raises(tierank.InputError, match=rf"of document '{doc}' for query 'q'"):
+        tierank.evaluate(qrels, run, ["AP"])
