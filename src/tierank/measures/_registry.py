@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..errors import InputError
-from . import ap, counting, dcg, err, radius, rr
+from . import ap, bpref, counting, dcg, err, judged, radius, rbp, rr, sets
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
 from ._trec_names import TREC_NAMES, split_trec_name
@@ -13,7 +13,7 @@ from ._trec_names import TREC_NAMES, split_trec_name
 __all__ = ["REGISTRY", "parse_measure", "parse_measures", "measure_names"]
 
 REGISTRY: dict[str, MeasureFamily] = {
-    f.name: f for module in (counting, ap, rr, dcg, err) for f in module.FAMILIES
+    f.name: f for module in (counting, ap, rr, dcg, err, judged, sets, rbp, bpref) for f in module.FAMILIES
 }
 
 _LOOKUP: dict[str, tuple[MeasureFamily, dict]] = {}

@@ -22,6 +22,12 @@ TREC_NAMES: dict[str, tuple[str, bool]] = {
     "num_ret": ("NumRet", False),
     "num_rel": ("NumRel", False),
     "num_rel_ret": ("NumRelRet", False),
+    "num_nonrel_judged_ret": ("NumNonRelJudgedRet", False),
+    "set_P": ("SetP", False),
+    "set_recall": ("SetR", False),
+    "set_F": ("SetF", False),
+    "bpref": ("Bpref", False),
+    "unj": ("Unjudged", True),
 }
 
 # cutoffs trec_eval uses when a cutoff measure is named without values
@@ -31,6 +37,7 @@ DEFAULT_CUTOFFS: dict[str, tuple[int, ...]] = {
     "recall": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "success": (1, 5, 10),
+    "unj": (5, 10, 20),
 }
 
 _TREC = re.compile(r"^(?P<base>[A-Za-z_]+?)(?:[._](?P<cut>\d+(?:,\d+)*))?$")
