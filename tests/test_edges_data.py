@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import tierank
 from tierank.data import ids as ids_module
-from tierank.data.strings import string_hashes as _real_string_hashes
+from test_join import _colliding_hashes   # real hashes cut to 2 bits: equal ids alike, others colliding
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -348,15 +348,6 @@ def test_duplicate_in_an_unjudged_query_is_an_error_on_the_hash_path():
     run = pd.DataFrame({"query_id": ["q1", "q2", "q2"], "doc_id": ["a", "x", "x"], "score": [1.0, 2.0, 1.0]})
     with pytest.raises(tierank.InputError, match="document 'x' is listed twice for query 'q2' in the run"):
         tierank.evaluate(qrels, run, ["AP"])
-
-
-def _colliding_hashes(arr, out=None):
-    """Real hashes keeping only 2 bits: equal ids still hash alike, different ids collide all the time."""
-    h = _real_string_hashes(arr, out)
-    if h is not None:
-        h >>= np.uint64(62)
-        h <<= np.uint64(62)
-    return h
 
 
 @SETTINGS
