@@ -544,3 +544,11 @@ def test_property_a_value_that_is_not_a_real_number_is_always_an_error(bad, at, 
     (run if table == "run" else qrels)["q"][doc] = bad
     with pytest.raises(tierank.InputError, match=rf"of document '{doc}' for query 'q'"):
         tierank.evaluate(qrels, run, ["AP"])
+
+
+def test_float_ids_beyond_2_53_are_an_error_not_a_rounded_id():
+    # 2**53 + 1 read into a float column is 2**53: two tweet ids would become one
+    qrels = pd.DataFrame({"query_id": [1], "doc_id": [float(2 ** 53 + 2)], "relevance": [1]})
+    run = pd.DataFrame({"query_id": [1], "doc_id": [float(2 ** 53 + 2)], "score": [1.0]})
+    with pytest.raises(tierank.InputError, match=r"beyond 2\*\*53, where floats cannot hold every integer"):
+        tierank.evaluate(qrels, run, ["AP"])

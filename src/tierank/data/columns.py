@@ -121,11 +121,16 @@ def _integer_ids_from_float(values: np.ndarray, cols: Columns, column: int) -> n
     nan = np.isnan(values)
     if nan.any():
         raise _null_error(cols, column, nan, float("nan"))
-    bad = (values != np.floor(values)) | (np.abs(values) >= 2.0 ** 63)
+    bad = values != np.floor(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise _id_error(cols, column, i, f"{values[i]!r} is not an integer or a string (ids are integers "
                                          "or strings; floats are accepted only when they are whole numbers)")
+    wide = np.abs(values) > 2.0 ** 53   # a float beyond 2**53 may already have lost digits of the id
+    if wide.any():
+        i = int(np.flatnonzero(wide)[0])
+        raise _id_error(cols, column, i, f"the float {values[i]!r} is beyond 2**53, where floats cannot hold "
+                                         "every integer: give these ids as integers or strings")
     return values.astype(np.int64)
 
 
