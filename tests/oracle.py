@@ -38,9 +38,10 @@ _MEASURE_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*
 KNOWN = {
     "P", "R", "F1", "Success", "AP", "RR", "DCG", "nDCG", "ERR", "ACG", "WAP", "Rprec",
     "NumQ", "NumRet", "NumRel", "NumRelRet",
+    "NumNonRelJudgedRet", "Judged", "Unjudged", "SetP", "SetR", "SetF", "RBP", "Bpref",
 }
-NEEDS_K = {"P", "R", "F1", "Success", "ACG", "WAP"}
-NO_K = {"Rprec", "NumQ", "NumRet", "NumRel", "NumRelRet"}
+NEEDS_K = {"P", "R", "F1", "Success", "ACG", "WAP", "Judged", "Unjudged"}
+NO_K = {"Rprec", "NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "SetP", "SetR", "SetF", "Bpref"}
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,36 @@ def plain_value(spec: str | Measure, g: Sequence[float]) -> float:
             err += not_stopped * Ri / i
             not_stopped *= 1.0 - Ri
         return err
+    # judgment-based measures: a negative grade is unjudged (a matrix row has none)
+    if name == "NumNonRelJudgedRet":
+        return float(sum(1 for x in g if 0 <= x < rel))
+    if name == "Judged":
+        den = K if p.get("clip", True) else k
+        return sum(1 for x in g[:K] if x >= 0) / den if den else 0.0
+    if name == "Unjudged":
+        return sum(1 for x in g[:K] if x < 0) / k
+    if name in ("SetP", "SetR", "SetF"):
+        hits = H[-1] if n else 0
+        P = hits / n if n else 0.0
+        Rc = hits / R if R else 0.0
+        if name == "SetP":
+            return P
+        if name == "SetR":
+            return Rc
+        x = p.get("beta", 1)
+        return (x + 1) * P * Rc / (x * P + Rc) if hits else 0.0   # trec_eval set_F
+    if name == "RBP":
+        q = p.get("p", 0.8)
+        return (1 - q) * sum(b[i - 1] * q ** (i - 1) for i in range(1, K + 1))
+    if name == "Bpref":
+        N = sum(1 for x in g if 0 <= x < rel)
+        nonrel_above, total = 0, 0.0
+        for x in g:
+            if x >= rel:
+                total += 1.0 - (min(nonrel_above, R) / min(N, R) if nonrel_above else 0.0)
+            elif x >= 0:
+                nonrel_above += 1
+        return total / R if R else 0.0
     raise ValueError(f"oracle: unknown measure {name}")
 
 
@@ -345,8 +376,8 @@ def analyse(spec, grades, keys) -> Analysis:
 
 
 def is_sum_measure(spec) -> bool:
-    """NumQ / NumRet / NumRel / NumRelRet aggregate over rows as sums, every other measure as a mean."""
-    return parse(spec).name in ("NumQ", "NumRet", "NumRel", "NumRelRet")
+    """NumQ / NumRet / NumRel / NumRelRet / NumNonRelJudgedRet aggregate over rows as sums, every other measure as a mean."""
+    return parse(spec).name in ("NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet")
 
 
 # ------------------------------------------------------------------------ comparing a library result
