@@ -14,8 +14,8 @@ MEASURES = [
     "P@3", "P(clip=True, rel=2)@7", "R@5", "F1@4", "Success@2", "Rprec", "ACG@3", "AP", "AP@4",
     "AP(denom='retrieved')@5", "AP(denom='min_k_R')@3", "WAP@4", "RR", "RR@3", "DCG@5", "nDCG",
     "nDCG(gain='exp2', discount='jk')@4", "ERR@5", "ERR(max_grade=3)", "NumQ", "NumRet", "NumRel",
-    "NumRelRet", "NumNonRelJudgedRet", "Judged@3", "Unjudged@5", "SetP", "SetR", "SetF(beta=0.5)", "RBP",
-    "RBP(p=0.5)@3", "Bpref",
+    "NumRelRet", "NumNonRelJudgedRet", "Judged@3", "Unjudged@5", "SetP", "SetR", "SetF(beta=0.5)", "RBP(rel=1)",
+    "RBP(rel=1, p=0.5)@3", "Bpref",
 ]
 ORDER_FREE_MODES = ("expected", "optimistic", "pessimistic")
 

@@ -63,7 +63,7 @@ VARIANTS: dict[tuple[str, bool], list[str]] = {
     ("SetP", False): ["SetP", "SetP(rel=0)", "SetP(rel=2)"],
     ("SetR", False): ["SetR", "SetR(rel=0.5)"],
     ("SetF", False): ["SetF", "SetF(beta=0.5, rel=2)", "SetF(beta=0)"],
-    ("RBP", False): ["RBP", "RBP@{k}", "RBP(p=0.95, rel=2)@{k}", "RBP(p=0)"],
+    ("RBP", False): ["RBP(rel=1)", "RBP(rel=1)@{k}", "RBP(p=0.95, rel=2)@{k}", "RBP(rel=0, p=0)"],
     ("Bpref", False): ["Bpref", "Bpref(rel=0)", "Bpref(rel=2)"],
     ("P", True): ["P(radius=0)", "P(radius=1, empty='one')", "P(radius=1.5, empty='skip')", "P(radius=2, rel=0)"],
     ("R", True): ["R(radius=1)", "R(radius=0, rel=2)"],

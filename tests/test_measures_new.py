@@ -32,7 +32,7 @@ from tierank.measures import parse_measure
 
 TEMPLATES = [
     "Bpref", "Bpref(rel=2)", "Bpref(rel=0.5)", "Bpref(rel=0)",
-    "RBP", "RBP@{k}", "RBP(p=0.5, rel=2)@{k}", "RBP(p=0)@{k}", "RBP(p=0.95)",
+    "RBP(rel=1)", "RBP(rel=1)@{k}", "RBP(p=0.5, rel=2)@{k}", "RBP(rel=1, p=0)@{k}", "RBP(rel=1, p=0.95)",
     "SetP", "SetP(rel=2)", "SetR", "SetR(rel=0.5)", "SetF", "SetF(beta=0.5, rel=2)", "SetF(beta=0)",
     "NumNonRelJudgedRet", "NumNonRelJudgedRet(rel=2)",
     "Judged@{k}", "Judged(clip=False)@{k}", "Unjudged@{k}",
@@ -118,7 +118,7 @@ def trec_order(run_q: dict) -> list[str]:
     return sorted(run_q, key=lambda d: (run_q[d], d), reverse=True)
 
 
-RUN_MEASURES = ["Bpref", "Bpref(rel=2)", "RBP", "RBP(p=0.5)@{k}", "RBP(rel=2, p=0.9)@{k}", "SetP", "SetR(rel=2)",
+RUN_MEASURES = ["Bpref", "Bpref(rel=2)", "RBP(rel=1)", "RBP(rel=1, p=0.5)@{k}", "RBP(rel=2, p=0.9)@{k}", "SetP", "SetR(rel=2)",
                 "SetF", "SetF(beta=0.25, rel=2)", "NumNonRelJudgedRet", "NumNonRelJudgedRet(rel=2)",
                 "Judged@{k}", "Judged(clip=False)@{k}", "Unjudged@{k}"]
 
@@ -219,7 +219,7 @@ def test_pytrec_eval_set_f_parameter():
 @pytest.mark.parametrize("text, canonical", [
     ("bpref", "Bpref"), ("set_P", "SetP"), ("set_recall", "SetR"), ("set_F", "SetF"),
     ("num_nonrel_judged_ret", "NumNonRelJudgedRet"), ("unj.10", "Unjudged@10"), ("unj_5", "Unjudged@5"),
-    ("Judged@10", "Judged@10"), ("judged@3", "Judged@3"), ("rbp", "RBP"), ("RBP(p=0.95)@10", "RBP(p=0.95)@10"),
+    ("Judged@10", "Judged@10"), ("judged@3", "Judged@3"), ("RBP(rel=1, p=0.95)@10", "RBP(p=0.95, rel=1)@10"),
     ("SetF(beta=0.5)", "SetF(beta=0.5)"),
 ])
 def test_names(text, canonical):
@@ -228,10 +228,11 @@ def test_names(text, canonical):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("RBP(p=1)", r"p must be >= 0 and < 1"), ("RBP(p=-0.1)", r"p must be >= 0 and < 1"),
-    ("RBP(p='x')", r"p must be a finite number"), ("SetF(beta=-1)", r"beta must be >= 0"),
+    ("RBP(rel=1, p=1)", r"p must be >= 0 and < 1"), ("RBP(rel=1, p=-0.1)", r"p must be >= 0 and < 1"),
+    ("RBP(rel=1, p='x')", r"p must be a finite number"), ("SetF(beta=-1)", r"beta must be >= 0"),
     ("Judged", r"Judged needs a cutoff k"), ("Bpref@5", r"Bpref takes no cutoff"),
     ("SetP@5", r"SetP takes no cutoff"), ("Bpref(rel=-1)", r"rel must be >= 0"),
+    ("RBP", r"RBP needs rel="), ("rbp", r"trec_eval.s rbp .* is not available yet"),
 ])
 def test_bad_parameters(text, message):
     with pytest.raises(InputError, match=message):
@@ -248,17 +249,17 @@ def test_rbp_by_hand():
     # all tied, 2 relevant of 4, p = 0.5: each position has mean relevance 1/2, so
     # RBP = 0.5 * (1 - 0.5^4) = 0.46875; best (1, 1, 0, 0): 0.5 * (1 + 0.5) = 0.75;
     # worst (0, 0, 1, 1): 0.5 * (0.25 + 0.125) = 0.1875
-    assert _one("RBP(p=0.5)", [1, 0, 1, 0], [1, 1, 1, 1]) == pytest.approx((0.46875, 0.1875, 0.75))
+    assert _one("RBP(rel=1, p=0.5)", [1, 0, 1, 0], [1, 1, 1, 1]) == pytest.approx((0.46875, 0.1875, 0.75))
     # k = 1 inside the tie: 0.5 * 1/2; k = n and k > n: the whole list
-    assert _one("RBP(p=0.5)@1", [1, 0, 1, 0], [1, 1, 1, 1])[0] == pytest.approx(0.25)
-    assert _one("RBP(p=0.5)@4", [1, 0, 1, 0], [1, 1, 1, 1])[0] == _one("RBP(p=0.5)@9", [1, 0, 1, 0], [1, 1, 1, 1])[0]
+    assert _one("RBP(rel=1, p=0.5)@1", [1, 0, 1, 0], [1, 1, 1, 1])[0] == pytest.approx(0.25)
+    assert _one("RBP(rel=1, p=0.5)@4", [1, 0, 1, 0], [1, 1, 1, 1])[0] == _one("RBP(rel=1, p=0.5)@9", [1, 0, 1, 0], [1, 1, 1, 1])[0]
     # p = 0: only rank 1 counts
-    assert _one("RBP(p=0)", [0, 1], [1, 1]) == pytest.approx((0.5, 0.0, 1.0))
+    assert _one("RBP(rel=1, p=0)", [0, 1], [1, 1]) == pytest.approx((0.5, 0.0, 1.0))
     # far down a long list p^t underflows quietly to 0
     n = 5000
     rel = np.zeros(n, dtype=int)
     rel[-1] = 1
-    assert _one("RBP(p=0.5)", list(rel), list(-np.arange(n)))[0] == 0.0
+    assert _one("RBP(rel=1, p=0.5)", list(rel), list(-np.arange(n)))[0] == 0.0
 
 
 def test_bpref_edges():

@@ -23,6 +23,14 @@ for _family in REGISTRY.values():
         _LOOKUP[_alias.lower()] = (_family, _preset)
 
 
+# trec_eval spellings whose trec_eval definition differs from the measure of the same name here: an error
+# rather than a different number under a familiar name
+_NOT_YET_TREC = {
+    "rbp": "measure 'rbp': trec_eval's rbp (p=0.9, graded gains scaled to [0, 1]) is not available yet; "
+           "RBP(p=0.9) is binary rank-biased precision (relevant: grade >= rel), as ir-measures computes it",
+}
+
+
 def measure_names() -> list[str]:
     """Canonical names of every measure, in registry order."""
     return list(REGISTRY)
@@ -59,6 +67,8 @@ def parse_measure(text: str | Measure) -> Measure:
         return text
     if not isinstance(text, str):
         raise InputError(f"a measure must be a string such as 'nDCG@10', got {text!r}")
+    if text.strip() in _NOT_YET_TREC:
+        raise InputError(_NOT_YET_TREC[text.strip()])
     trec = split_trec_name(text) if ("." in text or text in TREC_NAMES or "_" in text) else None
     if trec is not None and text.lower() not in _LOOKUP:
         base, cutoffs = trec

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..ties.groups import TieStats
-from ._common import REL, binary_preference, divide
-from ._spec import Measure, MeasureFamily, Param
+from ._common import binary_preference, divide
+from ._spec import Measure, MeasureFamily, Param, real_param
 
 
 class _Persistence:
@@ -54,10 +54,21 @@ def rbp(g: TieStats, m: Measure) -> np.ndarray:
     return out
 
 
+def _require_rel(params: dict[str, Any]) -> dict[str, Any]:
+    # ir-measures' RBP without rel is graded; only the binary form is computed here, so rel is explicit
+    if params["rel"] is None:
+        raise ValueError("RBP needs rel= (e.g. RBP(rel=1)): without rel, ir-measures computes graded RBP, "
+                         "which tierank does not compute yet")
+    return params
+
+
+REL_REQUIRED = Param(None, real_param("rel", allow_none=True, minimum=0, why=": negative grades are unjudged"),
+                     "grade threshold (required): an item is relevant when its grade >= rel")
+
 P_PARAM = Param(0.8, _Persistence(), "persistence: the probability of looking at the next item "
                                       "(ir-measures' default 0.8; trec_eval's rbp uses 0.9)")
 
 FAMILIES = [
-    MeasureFamily("RBP", "rank-biased precision: (1 - p) Σ p^(i-1) [grade_i >= rel]", {"p": P_PARAM, "rel": REL},
-                  "optional", rbp, binary_preference, aliases=(("rbp", {}),), value_range=(0.0, 1.0)),
+    MeasureFamily("RBP", "rank-biased precision: (1 - p) Σ p^(i-1) [grade_i >= rel]", {"p": P_PARAM, "rel": REL_REQUIRED},
+                  "optional", rbp, binary_preference, normalize=_require_rel, value_range=(0.0, 1.0)),
 ]
