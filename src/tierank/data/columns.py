@@ -200,7 +200,10 @@ def _ids_from_objects(values: np.ndarray, cols: Columns, column: int) -> Any:
 
 
 def _ids_from_arrow(values: Any, cols: Columns, column: int) -> Any:
-    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    if isinstance(values, pa.ChunkedArray):   # one chunk (pandas' usual case) is taken as it is: no copy
+        arr = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
+    else:
+        arr = values
     if arr.null_count:
         raise _null_error(cols, column, arr.is_null().to_numpy(zero_copy_only=False))
     t = arr.type

@@ -60,7 +60,10 @@ def segment_reduce(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     n = len(values)
     if n == 0:
         return np.zeros(len(starts))
-    values = np.asarray(values, dtype=np.float64)
+    values = np.asarray(values)
+    if values.dtype == bool:   # indicators (relevant or not): counts, exact in any order
+        return np.add.reduceat(values, starts, dtype=np.float64)
+    values = values.astype(np.float64, copy=False)
     sizes = np.diff(np.append(starts, n))
     if (sizes <= 1).all() or _exact_integer_sums(values, int(sizes.max())):
         return np.add.reduceat(values, starts)
@@ -319,7 +322,7 @@ class _ItemGrades:
         out = np.empty(len(starts))
         for ga, gb in zip(bounds[:-1], bounds[1:]):   # loop over blocks of items
             a, b = int(ends[ga]), int(ends[gb])
-            values = np.asarray(f(self.grades[a:b], None if query is None else query[a:b]), dtype=np.float64)
+            values = np.asarray(f(self.grades[a:b], None if query is None else query[a:b]))
             out[ga:gb] = segment_reduce(values, starts[ga:gb] - a)
         return out
 
