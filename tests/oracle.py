@@ -39,9 +39,11 @@ KNOWN = {
     "P", "R", "F1", "Success", "AP", "RR", "DCG", "nDCG", "ERR", "ACG", "WAP", "Rprec",
     "NumQ", "NumRet", "NumRel", "NumRelRet",
     "NumNonRelJudgedRet", "Judged", "Unjudged", "SetP", "SetR", "SetF", "RBP", "Bpref",
+    "GMAP", "GMBpref",
 }
 NEEDS_K = {"P", "R", "F1", "Success", "ACG", "WAP", "Judged", "Unjudged"}
-NO_K = {"Rprec", "NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "SetP", "SetR", "SetF", "Bpref"}
+NO_K = {"Rprec", "NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "SetP", "SetR", "SetF", "Bpref",
+        "GMAP", "GMBpref"}
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,8 @@ def plain_value(spec: str | Measure, g: Sequence[float]) -> float:
     Textbook definitions, one position at a time; empty denominators give 0.
     """
     m = parse(spec)
+    if m.name in ("GMAP", "GMBpref"):   # per query: AP / Bpref; only the mean over queries is geometric
+        return plain_value(Measure(m.name[2:], m.params), g)
     p = m.params
     g = [float(x) for x in g]
     n = len(g)

@@ -23,7 +23,7 @@ from tierank.cli import _Progress, _split_measure_arg, expand_measures, main
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
 # the trec_eval measures of the acceptance criterion, asked for as a user would
-MEASURES = ["-m", "map", "-m", "map_cut", "-m", "P.5,10", "-m", "P", "-m", "recall", "-m", "ndcg",
+MEASURES = ["-m", "map", "-m", "map_cut", "-m", "P", "-m", "recall", "-m", "ndcg",
             "-m", "ndcg_cut", "-m", "recip_rank", "-m", "Rprec", "-m", "success", "-m", "num_ret",
             "-m", "num_rel", "-m", "num_rel_ret"]
 SHARED = ("map", "map_cut_", "P_", "recall_", "ndcg", "ndcg_cut_", "recip_rank", "Rprec", "success_",

@@ -15,7 +15,7 @@ MEASURES = [
     "AP(denom='retrieved')@5", "AP(denom='min_k_R')@3", "WAP@4", "RR", "RR@3", "DCG@5", "nDCG",
     "nDCG(gain='exp2', discount='jk')@4", "ERR@5", "ERR(max_grade=3)", "NumQ", "NumRet", "NumRel",
     "NumRelRet", "NumNonRelJudgedRet", "Judged@3", "Unjudged@5", "SetP", "SetR", "SetF(beta=0.5)", "RBP(rel=1)",
-    "RBP(rel=1, p=0.5)@3", "Bpref",
+    "RBP(rel=1, p=0.5)@3", "Bpref", "GMAP", "GMBpref",
 ]
 ORDER_FREE_MODES = ("expected", "optimistic", "pessimistic")
 

@@ -65,6 +65,8 @@ VARIANTS: dict[tuple[str, bool], list[str]] = {
     ("SetF", False): ["SetF", "SetF(beta=0.5, rel=2)", "SetF(beta=0)"],
     ("RBP", False): ["RBP(rel=1)", "RBP(rel=1)@{k}", "RBP(p=0.95, rel=2)@{k}", "RBP(rel=0, p=0)"],
     ("Bpref", False): ["Bpref", "Bpref(rel=0)", "Bpref(rel=2)"],
+    ("GMAP", False): ["GMAP", "GMAP(rel=2)"],
+    ("GMBpref", False): ["GMBpref", "GMBpref(rel=0)"],
     ("P", True): ["P(radius=0)", "P(radius=1, empty='one')", "P(radius=1.5, empty='skip')", "P(radius=2, rel=0)"],
     ("R", True): ["R(radius=1)", "R(radius=0, rel=2)"],
 }

@@ -21,7 +21,7 @@ from typing import Any, Iterator, Sequence
 
 import click
 
-from .errors import InputError, TierankError
+from .errors import InputError, TierankError, TierankWarning
 
 __all__ = ["main", "expand_measures"]
 
@@ -29,12 +29,6 @@ TIE_CHOICES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "r
 FORMAT_CHOICES = ("table", "trec", "json", "csv", "markdown", "latex")
 TEST_CHOICES = ("t", "permutation", "bootstrap")
 
-# trec_eval's default measures ("official" set) that tierank computes
-OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
-# every trec_eval measure tierank computes, at trec_eval's default cutoffs
-ALL_TREC = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P",
-            "recall", "ndcg", "ndcg_cut", "map_cut", "success")
-MEASURE_SETS = {"official": OFFICIAL, "all_trec": ALL_TREC}
 
 
 # ------------------------------------------------------------------------------------------ measures
@@ -70,6 +64,22 @@ def _split_measure_arg(text: str) -> list[str]:
     return out
 
 
+def _trec_set_members(token: str) -> tuple[str, ...]:
+    """The members of a trec_eval set (``official``, ``all_trec``, ``set``) that tierank computes, with
+    a warning naming the others; any other token as it is."""
+    from .measures import trec_set
+    from .measures._registry import TREC_INDEX, TREC_PSEUDO
+
+    members = trec_set(token)
+    if members is None:
+        return (token,)
+    missing = [name for name in members if name not in TREC_INDEX and name not in TREC_PSEUDO]
+    if missing:
+        warnings.warn(f"-m {token}: tierank does not compute trec_eval's {', '.join(missing)} yet; "
+                      "they are left out", TierankWarning, stacklevel=2)
+    return tuple(name for name in members if name not in missing)
+
+
 def expand_measures(texts: Sequence[str], rel_level: float | None = None) -> tuple[list, set[str]]:
     """Turn ``-m`` values into the measures to evaluate.
 
@@ -77,8 +87,10 @@ def expand_measures(texts: Sequence[str], rel_level: float | None = None) -> tup
     ----------
     texts : sequence of str
         ``-m`` values: tierank / ir-measures / ranx strings (``nDCG@10``, ``P(rel=2)@5``, ``map@100``),
-        trec_eval names (``ndcg_cut.10``, ``P.5,10``, bare ``P`` = trec_eval's default cutoffs), the
-        sets ``official`` and ``all_trec``, several in one value separated by blanks.
+        trec_eval names with their parameters (``ndcg_cut.10``, ``P.5,10``, ``utility.2,-1,0,0``; bare
+        ``P`` = trec_eval's default cutoffs), trec_eval's sets (``official``, ``all_trec``, ``set``),
+        several in one value separated by blanks. As in trec_eval, a bare trec_eval name given together
+        with the same name with parameters (``-m all_trec -m relstring.20``) takes those parameters.
     rel_level : number, optional
         trec_eval's ``-l``: the relevance level of every measure that has a ``rel`` parameter and does
         not set it (nDCG gains are not changed, as in trec_eval).
@@ -97,19 +109,22 @@ def expand_measures(texts: Sequence[str], rel_level: float | None = None) -> tup
     [('P_5', 'P@5', 'P_5'), ('P_10', 'P@10', 'P_10'), ('nDCG@10', 'nDCG@10', 'ndcg_cut_10'), ('map', 'AP', 'map')]
     """
     from .formats import ShownMeasure
-    from .measures import parse_measure
-    from .measures._trec_names import split_trec_name, trec_output_name
+    from .measures import expand_trec, parse_measure, trec_output_name, trec_set
+    from .measures._registry import TREC_INDEX, TREC_PSEUDO
 
     tokens: list[str] = []
     for text in texts:
         for token in _split_measure_arg(text):
-            tokens.extend(MEASURE_SETS.get(token, (token,)))
+            tokens.extend(_trec_set_members(token))
+    # a bare trec_eval name yields to the same name given with parameters (trec_eval's rule)
+    with_params = {token.split(".", 1)[0] for token in tokens if "." in token}
+    tokens = [t for t in tokens if not (t in TREC_INDEX and t in with_params)]
     shown: list[ShownMeasure] = []
     seen: set = set()
     extra: set[str] = set()
 
     def add(label: str, m: Any, trec_name: str | None) -> None:
-        if m.family.name == "NumQ":
+        if trec_output_name(m) == "num_q":
             extra.add("num_q")
         if (rel_level is not None and "rel" in m.family.params and m.family.params["rel"].default is not None
                 and m["rel"] == m.family.params["rel"].default):
@@ -120,34 +135,19 @@ def expand_measures(texts: Sequence[str], rel_level: float | None = None) -> tup
         shown.append(ShownMeasure(label, m, trec_name))
 
     for token in tokens:
-        if token == "runid":
-            extra.add("runid")
+        if token in TREC_PSEUDO:
+            extra.add(token)
             continue
-        trec = split_trec_name(token)
+        trec = expand_trec(token)
         if trec is not None:  # trec_eval's meaning first: bare "P" and "recall" at its default cutoffs
-            base, cutoffs = trec
-            for cutoff in cutoffs or (None,):
-                m = parse_measure(f"{base}.{cutoff}" if cutoff is not None else base)
-                name = trec_output_name(m.family.name, m.cutoff)
+            for name, m in trec:
                 add(name, m, name)
             continue
         m = parse_measure(token)
-        add(token, m, _trec_spelling(m, trec_output_name))
+        add(token, m, trec_output_name(m))
     if not shown and not extra:
         raise InputError("no measure given")
     return shown, extra
-
-
-def _trec_spelling(m: Any, trec_output_name: Any) -> str | None:
-    """trec_eval's name of a measure with default parameters, or None."""
-    defaults = {k: p.default for k, p in m.family.params.items()}
-    params = dict(m.params)
-    if params.get("dcg") is not None or any(params[k] != defaults[k] for k in params if k != "dcg"):
-        return None
-    try:
-        return trec_output_name(m.family.name, m.cutoff)
-    except KeyError:
-        return None
 
 
 # ------------------------------------------------------------------------------------------ progress
@@ -292,14 +292,14 @@ class _GreedyMeasures(click.Command):
 
 
 def _is_measure(word: str) -> bool:
-    from .measures import parse_measure
-    from .measures._trec_names import split_trec_name
+    from .measures import expand_trec, parse_measure, trec_set
+    from .measures._registry import TREC_PSEUDO
 
     if word.startswith("-") or os.path.exists(word):
         return False
     try:
         for token in _split_measure_arg(word):
-            if token in MEASURE_SETS or token == "runid" or split_trec_name(token) is not None:
+            if trec_set(token) or token in TREC_PSEUDO or expand_trec(token) is not None:
                 continue
             parse_measure(token)
     except (InputError, ValueError):

@@ -32,13 +32,6 @@ __all__ = [
 
 FORMATS = ("table", "trec", "json", "csv", "markdown", "latex")
 
-# trec_eval prints its measures in the order of its measure table, whatever the order on the command line
-_TREC_ORDER = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-               "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
-               "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut",
-               "map_cut", "relative_P", "success"]
-
-
 @dataclass(frozen=True)
 class ShownMeasure:
     """A measure as the user asked for it.
@@ -84,17 +77,13 @@ class RunResults:
 
 
 def trec_eval_order(measures: Sequence[ShownMeasure]) -> list[ShownMeasure]:
-    """Measures in the order trec_eval prints them: its measure table, cutoffs ascending; measures
-    trec_eval does not know come last, in the order given."""
+    """Measures in the order trec_eval prints them: its measure table, cutoffs and levels ascending;
+    measures trec_eval does not know come last, in the order given."""
+    from .measures import trec_order
+
     def key(item: tuple[int, ShownMeasure]) -> tuple:
         i, m = item
-        if m.trec_name is None:
-            return (len(_TREC_ORDER), i, 0)
-        base = m.trec_name
-        for name in sorted(_TREC_ORDER, key=len, reverse=True):
-            if base == name or base.startswith(name + "_"):
-                return (_TREC_ORDER.index(name), m.measure.cutoff or 0, i)
-        return (len(_TREC_ORDER), i, 0)
+        return (*trec_order(m.trec_name), i) if m.trec_name is not None else (math.inf, 0, i)
     return [m for _, m in sorted(enumerate(measures), key=key)]
 
 
@@ -308,11 +297,13 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
     trec_eval's order; counts are printed as integers. ``runid`` (the run's tag) and ``num_q`` lines
     come first in the ``all`` block when asked for.
     """
+    from .measures import trec_prints_per_query
+
     ordered = []
     names = set()
     for m in trec_eval_order(measures):  # each printed name once, as trec_eval prints it
         name = m.trec_name or str(m.measure)
-        if m.measure.family.name != "NumQ" and name not in names:
+        if name != "num_q" and name not in names:   # num_q: printed once, in the all block
             names.add(name)
             ordered.append(m)
     lines: list[str] = []
@@ -330,7 +321,8 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
         queries = sorted(frame.index, key=str)
         for q in queries:
             for m in ordered:
-                line(m.trec_name or str(m.measure), str(q), value(float(run.column(m).loc[q]), m))
+                if m.trec_name is None or trec_prints_per_query(m.trec_name):
+                    line(m.trec_name or str(m.measure), str(q), value(float(run.column(m).loc[q]), m))
     if show_runid:
         line("runid", "all", run.runid or run.name)
     if show_num_q:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -11,15 +12,22 @@ from .measures import Measure
 
 __all__ = ["Results"]
 
+# trec_eval's floor of each value in a geometric mean (MIN_GEO_MEAN): one query at 0 would make it 0
+GM_FLOOR = 1e-5
+
 
 def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, float]:
-    """Per measure: the mean over queries, or the sum for counts; NaN rows are left out."""
+    """Per measure: the mean over queries, the sum for counts, or the geometric mean (``aggregate="gm"``:
+    trec_eval's gm_map, each value floored at 1e-5); NaN rows are left out."""
     out = {}
     for text, m in measures.items():
         col = frame[text].to_numpy(dtype=np.float64)
         col = col[~np.isnan(col)]      # NaN: a query left out of this measure (P(radius=r, empty='skip'))
         if m.family.aggregate == "sum":
             out[text] = float(col.sum())
+        elif m.family.aggregate == "gm":   # trec_eval's geometric mean, each value floored at 1e-5
+            logs = np.log(np.maximum(col, GM_FLOOR))
+            out[text] = math.exp(math.fsum(logs) / len(col)) if len(col) else float("nan")
         else:
             out[text] = float(col.mean()) if len(col) else float("nan")
     return out

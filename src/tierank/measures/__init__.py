@@ -1,7 +1,9 @@
 """Measure declarations, the registry and the measure-string parser."""
 
 from ._no_relevant import NO_RELEVANT
-from ._registry import REGISTRY, measure_names, parse_measure, parse_measures
+from ._registry import (REGISTRY, expand_trec, measure_names, parse_measure, parse_measures, trec_order,
+                        trec_output_name, trec_prints_per_query, trec_set)
 from ._spec import Measure, MeasureFamily
 
-__all__ = ["NO_RELEVANT", "REGISTRY", "Measure", "MeasureFamily", "measure_names", "parse_measure", "parse_measures"]
+__all__ = ["NO_RELEVANT", "REGISTRY", "Measure", "MeasureFamily", "expand_trec", "measure_names", "parse_measure",
+           "parse_measures", "trec_order", "trec_output_name", "trec_prints_per_query", "trec_set"]

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import difflib
+import warnings
 from typing import Iterable
 
 from ..errors import InputError
 from . import ap, bpref, counting, dcg, err, judged, radius, rbp, rr, sets
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
-from ._trec_names import TREC_NAMES, split_trec_name
+from ._trec import TREC_EVAL_TABLE, TREC_SETS, TrecName, split_trec_text
 
-__all__ = ["REGISTRY", "parse_measure", "parse_measures", "measure_names"]
+__all__ = ["REGISTRY", "TREC_INDEX", "parse_measure", "parse_measures", "measure_names", "expand_trec",
+           "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
 
 REGISTRY: dict[str, MeasureFamily] = {
     f.name: f for module in (counting, ap, rr, dcg, err, judged, sets, rbp, bpref) for f in module.FAMILIES
@@ -23,6 +26,18 @@ for _family in REGISTRY.values():
         _LOOKUP[_alias.lower()] = (_family, _preset)
 
 
+# trec_eval name -> (the family computing it, its declaration)
+TREC_INDEX: dict[str, tuple[MeasureFamily, TrecName]] = {}
+for _family in REGISTRY.values():
+    for _trec in _family.trec:
+        if _trec.name in TREC_INDEX:
+            raise RuntimeError(f"trec_eval measure {_trec.name!r} declared by {TREC_INDEX[_trec.name][0].name} "
+                               f"and {_family.name}")
+        TREC_INDEX[_trec.name] = (_family, _trec)
+
+# trec_eval names that are not measures of a family (runid: the run's tag)
+TREC_PSEUDO = frozenset({"runid"})
+
 # trec_eval spellings whose trec_eval definition differs from the measure of the same name here: an error
 # rather than a different number under a familiar name
 _NOT_YET_TREC = {
@@ -34,6 +49,85 @@ _NOT_YET_TREC = {
 def measure_names() -> list[str]:
     """Canonical names of every measure, in registry order."""
     return list(REGISTRY)
+
+
+def _suggest(name: str) -> str:
+    """`` (did you mean 'X'?)`` for the closest known spelling, or ``""``."""
+    known = {n.lower(): n for n in [*REGISTRY, *TREC_INDEX, *TREC_SETS]}
+    known.update({alias.lower(): alias for f in REGISTRY.values() for alias, _ in f.aliases})
+    close = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {known[close[0]]!r}?)" if close else ""
+
+
+def expand_trec(text: str) -> list[tuple[str, Measure]] | None:
+    """The measures a trec_eval spelling asks for, as ``[(trec_eval output name, Measure)]``.
+
+    ``"P.5,10"`` gives P_5 and P_10, bare ``"P"`` trec_eval's default cutoffs, ``"map"`` one measure,
+    ``"iprec_at_recall.0.1,0.2"`` one measure per level; trec_eval's output spellings (``"P_5"``,
+    ``"ndcg_cut_10"``) give that one measure. None if ``text`` is not a trec_eval spelling.
+
+    >>> [(name, str(m)) for name, m in expand_trec("P.10,5")]
+    [('P_5', 'P@5'), ('P_10', 'P@10')]
+    """
+    if text.strip() in _NOT_YET_TREC:
+        raise InputError(_NOT_YET_TREC[text.strip()])
+    split = split_trec_text(text, TREC_INDEX)
+    if split is None:
+        return None
+    name, params, _output_spelling = split
+    family, trec = TREC_INDEX[name]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")   # atol's note on '23.4' goes to the caller once
+            expanded = trec.expand(params)
+    except ValueError as err:
+        raise InputError(f"measure {text!r}: {err}") from None
+    return [(out, family.bind(p, cutoff, text)) for out, p, cutoff in expanded]
+
+
+def trec_output_name(m: Measure) -> str | None:
+    """How trec_eval prints this measure (``P_5``, ``ndcg_cut_10``, ``set_F_0.5``), or None if trec_eval
+    has no measure with these parameters.
+
+    >>> trec_output_name(parse_measure("nDCG@10"))
+    'ndcg_cut_10'
+    >>> trec_output_name(parse_measure("nDCG(gain='exp2')@10")) is None
+    True
+    """
+    defaults = {k: p.default for k, p in m.family.params.items()}
+    params = m.params
+    for trec in m.family.trec:
+        name = trec.output_name(params, m.cutoff, defaults)
+        if name is not None:
+            return name
+    return None
+
+
+def trec_order(output_name: str) -> tuple:
+    """Sort key of a trec_eval output name (``P_5``, ``iprec_at_recall_0.10``, ``map``) putting measures
+    in trec_eval's output order: its measure table, then cutoffs and levels ascending.
+
+    >>> sorted(["P_10", "map", "P_5", "num_q"], key=trec_order)
+    ['num_q', 'map', 'P_5', 'P_10']
+    """
+    split = split_trec_text(output_name, TREC_EVAL_TABLE)
+    if split is None:
+        return (len(TREC_EVAL_TABLE), 0.0)
+    name, suffix, _ = split
+    kind = TREC_INDEX[name][1].kind if name in TREC_INDEX else "plain"
+    number = float(suffix) if suffix is not None and kind in ("cutoffs", "levels") else 0.0
+    return (TREC_EVAL_TABLE.index(name), number)
+
+
+def trec_prints_per_query(output_name: str) -> bool:
+    """Whether ``trec_eval -q`` prints this measure per query (gm_map: on the summary line only)."""
+    split = split_trec_text(output_name, TREC_INDEX)
+    return split is None or TREC_INDEX[split[0]][1].per_query
+
+
+def trec_set(name: str) -> tuple[str, ...] | None:
+    """The trec_eval names of a trec_eval measure set (``official``, ``all_trec``, ``set``), or None."""
+    return TREC_SETS.get(name)
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -69,19 +163,21 @@ def parse_measure(text: str | Measure) -> Measure:
         raise InputError(f"a measure must be a string such as 'nDCG@10', got {text!r}")
     if text.strip() in _NOT_YET_TREC:
         raise InputError(_NOT_YET_TREC[text.strip()])
-    trec = split_trec_name(text) if ("." in text or text in TREC_NAMES or "_" in text) else None
-    if trec is not None and text.lower() not in _LOOKUP:
-        base, cutoffs = trec
-        family = REGISTRY[TREC_NAMES[base][0]]
-        if cutoffs is not None and len(cutoffs) != 1:
+    if text.strip() in TREC_SETS or text.strip() in TREC_PSEUDO:
+        raise InputError(f"{text.strip()!r} is a trec_eval measure set or pseudo-measure, not one measure; "
+                         "give it to the command line (-m) or list the measures")
+    trec = expand_trec(text) if text.lower() not in _LOOKUP else None
+    if trec is not None:
+        if len(trec) != 1:
             raise InputError(f"measure {text!r}: one cutoff per measure string; write "
-                             + ", ".join(f"'{base}.{c}'" for c in cutoffs))
-        return family.bind({}, cutoffs[0] if cutoffs else None, text)
+                             + ", ".join(repr(name) for name, _ in trec))
+        return trec[0][1]
     parsed = parse_measure_string(text)
     found = _LOOKUP.get(parsed.name.lower())
     if found is None:
-        raise InputError(f"unknown measure {parsed.name!r} in {text!r}; known measures: "
-                         + ", ".join(REGISTRY) + " (and their ir-measures, ranx and trec_eval names)")
+        raise InputError(f"unknown measure {parsed.name!r} in {text!r}{_suggest(parsed.name)}; known measures: "
+                         + ", ".join(REGISTRY) + " (and their ir-measures, ranx and trec_eval names; "
+                         "`tierank measures` lists them all)")
     family, preset = found
     if "radius" in parsed.params and family.name in radius.RADIUS_FAMILIES:
         family = radius.RADIUS_FAMILIES[family.name]   # P(radius=2): within a Hamming radius, no @k

@@ -123,6 +123,9 @@ class MeasureFamily:
         The smallest and largest value a query can take under any ordering (``(0.0, 1.0)`` for
         proportions, ``(0.0, inf)`` for counts, DCG and grade-weighted measures). Every family declares
         it (the registry-wide property test checks it).
+    trec : tuple of TrecName
+        The trec_eval measures this family computes: their names, parameters, defaults
+        (:class:`tierank.measures._trec.TrecName`); empty if trec_eval has none.
     """
 
     name: str
@@ -137,6 +140,7 @@ class MeasureFamily:
     normalize: Callable | None = None
     empty: str = "zero"
     value_range: tuple | None = None
+    trec: tuple = ()
 
     def __reduce__(self) -> tuple:
         # a registered family pickles as a reference to the registry (unpickled: the same object)

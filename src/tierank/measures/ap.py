@@ -23,6 +23,7 @@ from ..ties.expectations import hypergeometric_expectation, hypergeometric_suppo
 from ..ties.groups import TieStats, position_prefix, position_sum
 from ._common import REL, binary_preference, denom_param, divide
 from ._spec import Measure, MeasureFamily
+from ._trec import TREC_CUTOFFS, TrecName
 
 
 def _fns(m: Measure):
@@ -198,10 +199,21 @@ def _wap_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
 
 _wap_preference.params = ("rel",)  # type: ignore[attr-defined]
 
+def _ap_of_gmap(g: TieStats, m: Measure) -> np.ndarray:
+    """GMAP's value per query: AP (denom='R', no cutoff) at the same relevance level."""
+    return average_precision(g, FAMILIES[0].bind({"rel": m["rel"]}, None, str(m)))
+
+
 FAMILIES = [
     MeasureFamily("AP", "average precision (trec_eval map / map_cut with the default denom='R')",
                   {"rel": REL, "denom": denom_param("R")}, "optional", average_precision, binary_preference,
-                  aliases=(("map", {}), ("average_precision", {})), exact_bounds=retrieved_bounds, value_range=(0.0, 1.0)),
+                  aliases=(("map", {}), ("average_precision", {})), exact_bounds=retrieved_bounds, value_range=(0.0, 1.0),
+                  trec=(TrecName("map"), TrecName("map_cut", "cutoffs", TREC_CUTOFFS))),
+    # trec_eval's gm_map: AP per query, the geometric mean over queries (docs/maths.md, "Geometric means")
+    MeasureFamily("GMAP", "geometric mean of AP over queries (trec_eval gm_map; values floored at 1e-5)",
+                  {"rel": REL}, "none", _ap_of_gmap, binary_preference, aggregate="gm",
+                  aliases=(("gm_map", {}),), value_range=(0.0, 1.0),
+                  trec=(TrecName("gm_map", per_query=False),)),
     MeasureFamily("WAP", "weighted average precision (multi-label hashing): grades weight the precision",
                   {"rel": REL, "denom": denom_param("retrieved")}, "required", average_precision,
                   _wap_preference, exact_bounds=retrieved_bounds, value_range=(0.0, math.inf)),

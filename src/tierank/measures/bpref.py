@@ -26,6 +26,7 @@ import numpy as np
 from ..ties.groups import TieStats
 from ._common import REL, binary_preference, divide
 from ._spec import Measure, MeasureFamily
+from ._trec import TrecName
 
 
 def _capped_sum(B: np.ndarray, m: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -56,5 +57,9 @@ def bpref(g: TieStats, m: Measure) -> np.ndarray:
 FAMILIES = [
     MeasureFamily("Bpref", "binary preference: how often judged relevant documents rank above judged "
                   "non-relevant ones (trec_eval bpref)", {"rel": REL}, "none", bpref, binary_preference,
-                  aliases=(("bpref", {}),), value_range=(0.0, 1.0)),
+                  aliases=(("bpref", {}),), value_range=(0.0, 1.0), trec=(TrecName("bpref"),)),
+    MeasureFamily("GMBpref", "geometric mean of Bpref over queries (trec_eval gm_bpref; values floored at "
+                  "1e-5)", {"rel": REL}, "none", bpref, binary_preference, aggregate="gm",
+                  aliases=(("gm_bpref", {}),), value_range=(0.0, 1.0),
+                  trec=(TrecName("gm_bpref", per_query=False),)),
 ]

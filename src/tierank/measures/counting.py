@@ -14,6 +14,7 @@ import numpy as np
 from ..ties.groups import TieStats
 from ._common import CLIP, REL, REL_OR_ALL, binary_preference, divide, grade_preference, k_prime, positive_grade
 from ._spec import Measure, MeasureFamily
+from ._trec import TREC_CUTOFFS, TrecName
 
 
 def _hits(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:
@@ -94,27 +95,32 @@ def num_rel_ret(g: TieStats, m: Measure) -> np.ndarray:
 
 FAMILIES = [
     MeasureFamily("P", "precision: relevant items in the top k, divided by k", {"rel": REL, "clip": CLIP},
-                  "required", precision, binary_preference, aliases=(("precision", {}),), value_range=(0.0, 1.0)),
+                  "required", precision, binary_preference, aliases=(("precision", {}),), value_range=(0.0, 1.0),
+                  trec=(TrecName("P", "cutoffs", TREC_CUTOFFS),)),
     MeasureFamily("R", "recall: relevant items in the top k, divided by all relevant (R)", {"rel": REL},
-                  "required", recall, binary_preference, aliases=(("recall", {}),), value_range=(0.0, 1.0)),
+                  "required", recall, binary_preference, aliases=(("recall", {}),), value_range=(0.0, 1.0),
+                  trec=(TrecName("recall", "cutoffs", TREC_CUTOFFS),)),
     MeasureFamily("F1", "F1: 2 hits / (k + R), the harmonic mean of P@k and R@k",
                   {"rel": REL, "clip": CLIP}, "required", f1, binary_preference, value_range=(0.0, 1.0)),
     MeasureFamily("Success", "1 if a relevant item is in the top k (hit rate)", {"rel": REL}, "required",
-                  success, binary_preference, aliases=(("hit_rate", {}), ("hit", {})), value_range=(0.0, 1.0)),
+                  success, binary_preference, aliases=(("hit_rate", {}), ("hit", {})), value_range=(0.0, 1.0),
+                  trec=(TrecName("success", "cutoffs", (1, 5, 10)),)),
     MeasureFamily("Rprec", "R-precision: precision at rank R", {"rel": REL}, "none", rprec,
-                  binary_preference, aliases=(("r-precision", {}), ("r_precision", {})), value_range=(0.0, 1.0)),
+                  binary_preference, aliases=(("r-precision", {}), ("r_precision", {})), value_range=(0.0, 1.0),
+                  trec=(TrecName("Rprec"),)),
     MeasureFamily("ACG", "average cumulative gain: mean grade in the top k",
                   {"clip": CLIP}, "required", acg, grade_preference, value_range=(0.0, math.inf)),
     # NumQ's rel says which queries have a relevant item (no_relevant="skip" leaves the others out)
     MeasureFamily("NumQ", "number of queries (summed)", {"rel": REL}, "none", num_q, binary_preference,
-                  aggregate="sum", empty="one", aliases=(("num_q", {}),), value_range=(0.0, math.inf)),
+                  aggregate="sum", empty="one", aliases=(("num_q", {}),), value_range=(0.0, math.inf),
+                  trec=(TrecName("num_q"),)),
     MeasureFamily("NumRet", "number of retrieved items (summed); NumRet(rel=X): those with grade >= X",
                   {"rel": REL_OR_ALL}, "none", num_ret, _num_ret_preference, aggregate="sum",
-                  aliases=(("num_ret", {}),), value_range=(0.0, math.inf)),
+                  aliases=(("num_ret", {}),), value_range=(0.0, math.inf), trec=(TrecName("num_ret"),)),
     MeasureFamily("NumRel", "number of relevant judged items, retrieved or not (summed)", {"rel": REL},
                   "none", num_rel, binary_preference, aggregate="sum", empty="R", aliases=(("num_rel", {}),),
-                  value_range=(0.0, math.inf)),
+                  value_range=(0.0, math.inf), trec=(TrecName("num_rel"),)),
     MeasureFamily("NumRelRet", "number of relevant retrieved items (summed)", {"rel": REL}, "none",
                   num_rel_ret, binary_preference, aggregate="sum", aliases=(("num_rel_ret", {}),),
-                  value_range=(0.0, math.inf)),
+                  value_range=(0.0, math.inf), trec=(TrecName("num_rel_ret"),)),
 ]

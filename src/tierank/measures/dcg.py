@@ -16,6 +16,7 @@ import numpy as np
 from ..ties.groups import TieStats, position_sum
 from ._common import divide
 from ._spec import Measure, MeasureFamily, Param, QueryError, choice_param
+from ._trec import TREC_CUTOFFS, TrecName, parse_pairs
 
 GAIN = Param("linear", choice_param("gain", ("linear", "exp2")),
              "gain of a grade g: 'linear' g, 'exp2' 2^g - 1 (negative grades: 0)")
@@ -190,12 +191,29 @@ def gain_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
 
 gain_preference.params = ("gain", "gains")  # type: ignore[attr-defined]
 
+def _trec_gains(text: str) -> dict:
+    """trec_eval's ``ndcg.1=3,2=9``: gains of grades (levels not listed keep gain = grade)."""
+    gains = {}
+    for level, gain in parse_pairs(text).items():
+        if not level.lstrip("-").isdigit():
+            raise ValueError(f"relevance level {level!r} is not an integer")
+        gains[int(level)] = gain
+    return {"gains": GAINS.check(gains)}
+
+
+def _show_gains(values: dict) -> str:
+    gains = values["gains"]
+    return "" if gains is None else ",".join(f"{k:g}={v:g}" for k, v in gains.items())
+
+
 _PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS, "dcg": DCG_SPELLING}
 
 FAMILIES = [
     MeasureFamily("nDCG", "normalised DCG: DCG divided by the ideal DCG of the judged grades", _PARAMS,
                   "optional", ndcg, gain_preference, normalize=_normalize,
-                  aliases=(("ndcg_burges", {"gain": "exp2"}),), value_range=(0.0, 1.0)),
+                  aliases=(("ndcg_burges", {"gain": "exp2"}),), value_range=(0.0, 1.0),
+                  trec=(TrecName("ndcg", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),
+                        TrecName("ndcg_cut", "cutoffs", TREC_CUTOFFS))),
     MeasureFamily("DCG", "discounted cumulative gain", _PARAMS, "optional", dcg, gain_preference,
                   normalize=_normalize, aliases=(("dcg_burges", {"gain": "exp2"}),), value_range=(0.0, math.inf)),
 ]

@@ -16,6 +16,7 @@ import numpy as np
 from ..ties.groups import TieStats
 from ._common import REL, divide
 from ._spec import Measure, MeasureFamily, Param, bool_param
+from ._trec import TrecName
 
 
 def _is_judged(x: np.ndarray, _q: np.ndarray | None = None) -> np.ndarray:
@@ -68,11 +69,12 @@ JUDGED_CLIP = Param(True, bool_param("clip"),
 FAMILIES = [
     MeasureFamily("NumNonRelJudgedRet", "number of retrieved judged documents with grade < rel (summed)",
                   {"rel": REL}, "none", num_nonrel_judged_ret, _order_free, aggregate="sum",
-                  aliases=(("num_nonrel_judged_ret", {}),), value_range=(0.0, math.inf)),
+                  aliases=(("num_nonrel_judged_ret", {}),), value_range=(0.0, math.inf),
+                  trec=(TrecName("num_nonrel_judged_ret"),)),
     MeasureFamily("Judged", "fraction of the top k that is judged (grade >= 0), ir-measures Judged@k",
                   {"clip": JUDGED_CLIP}, "required", judged, _judged_first, aliases=(("judged", {}),),
                   value_range=(0.0, 1.0)),
     MeasureFamily("Unjudged", "unjudged documents in the top k divided by k (trec_eval unj)",
                   {}, "required", unjudged, _unjudged_first, aliases=(("unj", {}),),
-                  value_range=(0.0, 1.0)),
+                  value_range=(0.0, 1.0), trec=(TrecName("unj", "cutoffs", (5, 10, 20)),)),
 ]

@@ -12,6 +12,7 @@ import numpy as np
 from ..ties.groups import TieStats
 from ._common import REL, binary_preference
 from ._spec import Measure, MeasureFamily
+from ._trec import TrecName
 
 
 def reciprocal_rank(g: TieStats, m: Measure) -> np.ndarray:
@@ -42,5 +43,6 @@ def reciprocal_rank(g: TieStats, m: Measure) -> np.ndarray:
 FAMILIES = [
     MeasureFamily("RR", "reciprocal rank of the first relevant item (0 if none in the top k)", {"rel": REL},
                   "optional", reciprocal_rank, binary_preference,
-                  aliases=(("mrr", {}), ("recip_rank", {}), ("reciprocal_rank", {})), value_range=(0.0, 1.0)),
+                  aliases=(("mrr", {}), ("recip_rank", {}), ("reciprocal_rank", {})), value_range=(0.0, 1.0),
+                  trec=(TrecName("recip_rank"),)),
 ]

@@ -1,0 +1,147 @@
+"""trec_eval's naming conventions (``-m name.params``, output names and order, sets) and the geometric
+means, checked against trec_eval's documented behaviour (meas_init.c, measures.c) written out here."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tierank
+from tierank.cli import expand_measures
+from tierank.errors import InputError, TierankWarning
+from tierank.measures import REGISTRY, expand_trec, parse_measure, trec_order, trec_output_name
+from tierank.measures._trec import TREC_EVAL_TABLE, TREC_SETS, atof, atol
+
+
+def names(text):
+    return [name for name, _ in expand_trec(text)]
+
+
+def test_cutoffs_are_sorted_and_named_as_trec_eval_prints_them():
+    # trec_eval -m P.5,7,3 prints P_3, P_5, P_7 (out.test.meas_params)
+    assert names("P.5,7,3") == ["P_3", "P_5", "P_7"]
+    assert [str(m) for _, m in expand_trec("P.5,7,3")] == ["P@3", "P@5", "P@7"]
+    # bare name: trec_eval's default cutoffs
+    assert names("map_cut") == [f"map_cut_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+    assert names("success") == ["success_1", "success_5", "success_10"]
+    assert names("unj") == ["unj_5", "unj_10", "unj_20"]
+
+
+def test_cutoff_read_as_atol_reads_it_with_a_warning():
+    # trec_eval -m ndcg_cut.10,20,23.4 prints ndcg_cut_23 (atol stops at the dot)
+    with pytest.warns(TierankWarning, match="'23.4' is read as 23"):
+        assert names("ndcg_cut.10,20,23.4") == ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]
+    assert atol("10") == 10
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("P.5,5", "duplicate cutoff"),          # trec_eval: "duplicate cutoffs detected"
+    ("P.0,5", "must be > 0"),               # trec_eval: "Negative cutoff detected"
+    ("P.x", "not an integer"),              # trec_eval's atol would read 0
+    ("map.5", "takes no parameters"),
+    ("set_F.abc", "not a number"),
+    ("ndcg.1=3,x", "not name=value"),
+    ("P.", "nothing after the dot"),
+])
+def test_bad_trec_parameters_are_errors_naming_them(text, problem):
+    with pytest.raises(InputError, match=problem):
+        expand_trec(text)
+
+
+def test_output_spellings_are_accepted_as_names():
+    assert str(parse_measure("P_5")) == "P@5"
+    assert str(parse_measure("ndcg_cut_10")) == "nDCG@10"
+    # an ir-measures name that starts like a trec_eval name is not taken for one
+    assert str(parse_measure("ndcg_burges@10")) == "nDCG(gain='exp2')@10"
+
+
+def test_parameter_strings_are_part_of_the_name():
+    # s_double_p measures print name_<parameters as given>; with trec_eval's defaults just the name
+    assert names("set_F.0.5") == ["set_F_0.5"]
+    assert names("set_F") == ["set_F"]
+    assert names("ndcg.1=3,2=9,4=4.5") == ["ndcg_1=3,2=9,4=4.5"]
+    (_, m), = expand_trec("ndcg.1=3,2=9,4=4.5")
+    assert m["gains"] == {1: 3.0, 2: 9.0, 4: 4.5}
+
+
+def test_measures_given_in_other_grammars_get_trec_eval_names():
+    assert trec_output_name(parse_measure("AP@10")) == "map_cut_10"
+    assert trec_output_name(parse_measure("SetF(beta=0.5)")) == "set_F_0.5"
+    assert trec_output_name(parse_measure("RR")) == "recip_rank"
+    # not trec_eval's measure: no trec_eval name (printed under its own name)
+    assert trec_output_name(parse_measure("nDCG(gain='exp2')@10")) is None
+    assert trec_output_name(parse_measure("P(rel=2)@5")) is None
+
+
+def test_output_order_is_trec_eval_measure_table():
+    # measures.c: runid, num_q, num_ret, ..., map, gm_map, Rprec, bpref, recip_rank, ..., P, ..., recall
+    given = ["recall_5", "P_10", "map", "num_q", "P_5", "bpref", "gm_map", "ndcg_cut_5", "success_1"]
+    assert sorted(given, key=trec_order) == ["num_q", "map", "gm_map", "bpref", "P_5", "P_10", "recall_5",
+                                             "ndcg_cut_5", "success_1"]
+
+
+def test_every_declared_trec_name_is_in_trec_eval_table_once():
+    declared = [t.name for f in REGISTRY.values() for t in f.trec]
+    assert len(declared) == len(set(declared))
+    assert set(declared) <= set(TREC_EVAL_TABLE)
+    for members in TREC_SETS.values():
+        assert set(members) <= set(TREC_EVAL_TABLE)
+
+
+def test_a_bare_name_yields_to_the_same_name_with_parameters():
+    # trec_eval -m all_trec -m relstring.20 computes relstring_20 only; -m P -m P.5 computes P_5 only
+    shown, _ = expand_measures(["P", "P.5"])
+    assert [m.label for m in shown] == ["P_5"]
+    shown, _ = expand_measures(["P.5", "map", "P.10"])
+    assert [m.label for m in shown] == ["P_5", "map", "P_10"]
+
+
+@pytest.mark.parametrize("text", ["0.25", ".5", "5.0", "1e-3"])
+def test_atof_reads_what_c_reads(text):
+    assert atof(text) == float(text)
+
+
+def test_gm_map_is_the_geometric_mean_of_ap_with_trec_eval_floor():
+    # query a: AP = 1 (relevant first); query b: no relevant retrieved, AP = 0 -> floored at 1e-5
+    # query c: relevant at 2 of 2 -> AP = 1/2
+    qrels = {"a": {"d1": 1}, "b": {"d9": 1}, "c": {"d2": 1}}
+    run = {"a": {"d1": 2.0, "d2": 1.0}, "b": {"d1": 2.0}, "c": {"d1": 2.0, "d2": 1.0}}
+    res = tierank.evaluate(qrels, run, ["GMAP", "gm_map", "AP", "GMBpref"])
+    want = math.exp((math.log(1.0) + math.log(1e-5) + math.log(0.5)) / 3)
+    assert res.mean["GMAP"] == pytest.approx(want, rel=1e-15)
+    assert res.mean["gm_map"] == res.mean["GMAP"]
+    # per query, GMAP is AP
+    assert res.per_query["GMAP"].tolist() == res.per_query["AP"].tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30))
+def test_gm_aggregate_does_not_depend_on_query_order(values):
+    from tierank.results import aggregate
+    import pandas as pd
+
+    m = {"GMAP": parse_measure("GMAP")}
+    a = aggregate(pd.DataFrame({"GMAP": values}), m)["GMAP"]
+    b = aggregate(pd.DataFrame({"GMAP": values[::-1]}), m)["GMAP"]
+    assert a == b
+    assert a == pytest.approx(math.exp(sum(math.log(max(v, 1e-5)) for v in values) / len(values)), rel=1e-12)
+
+
+def test_gm_map_is_printed_on_the_summary_line_only(tmp_path):
+    from click.testing import CliRunner
+    from tierank.cli import main
+
+    (tmp_path / "q").write_text("1 0 a 1\n2 0 b 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n2 Q0 a 1 2.0 t\n2 Q0 b 2 1.0 t\n")
+    out = CliRunner().invoke(main, [str(tmp_path / "q"), str(tmp_path / "r"), "-m", "gm_map", "map", "-q",
+                                    "-f", "trec"]).output.splitlines()
+    assert [line.split("\t")[:2] for line in out] == [
+        ["map                   ", "1"], ["map                   ", "2"],
+        ["map                   ", "all"], ["gm_map                ", "all"]]
+    # AP: 1 and 1/2; gm = sqrt(1/2)
+    assert out[-1].endswith(f"{math.sqrt(0.5):.4f}")
+    assert np.isclose(float(out[-2].split("\t")[2]), 0.75)
