@@ -31,7 +31,8 @@ from tierank.measures._no_relevant import apply_no_relevant, check_no_relevant, 
 from tierank.measures.radius import RADIUS_FAMILIES  # noqa: E402
 from tierank.results import aggregate  # noqa: E402
 from tierank.ties.groups import TieStats  # noqa: E402
-from tierank.ties.policy import TieOrderings, evaluate_stats  # noqa: E402
+from tierank.evaluation import evaluate_stats  # noqa: E402
+from tierank.ties.policy import TieOrderings  # noqa: E402
 
 HYP = settings(deadline=None, derandomize=True, database=None,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

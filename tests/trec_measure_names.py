@@ -1,7 +1,7 @@
 """trec_eval output names -> tierank measure strings, shared by the trec_eval and pytrec_eval tests.
 
 Written from trec_eval's documentation and output files, independently of tierank's own table
-(``tierank.measures._trec_names``), so that a wrong entry there is caught.
+(the ``trec=`` declarations in ``tierank.measures``), so that a wrong entry there is caught.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from .measures import Measure, parse_measures
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .results import Results
 from .ties.groups import Judged
-from .ties.policy import check_mode, evaluate_lists
+from .evaluation import evaluate_lists
+from .ties.policy import check_mode
 
 __all__ = ["evaluate", "evaluate_matrix", "evaluate_codes"]
 

@@ -47,7 +47,8 @@ from .measures import Measure
 from .measures._no_relevant import check_no_relevant
 from .results import Results
 from .ties.groups import TieStats
-from .ties.policy import TieOrderings, check_mode, evaluate_lists, evaluate_stats
+from .evaluation import evaluate_lists, evaluate_stats
+from .ties.policy import TieOrderings, check_mode
 
 _ORDER_FREE = ("expected", "optimistic", "pessimistic")
 

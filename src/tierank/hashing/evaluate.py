@@ -20,7 +20,8 @@ from ..errors import InputError
 from ..measures import Measure, parse_measures
 from ..measures._no_relevant import check_no_relevant
 from ..results import Results, aggregate
-from ..ties.policy import TieOrderings, check_mode, evaluate_stats
+from ..evaluation import evaluate_stats
+from ..ties.policy import TieOrderings, check_mode
 from .codes import check_pair
 from .distance import block_distances
 from .histogram import apply_threshold, block_histogram, histogram_stats

@@ -13,18 +13,19 @@ the same kernels give the plain (tie-broken) metric; ``expected`` keeps the ties
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..data.ranked import RankedLists
 from ..errors import InputError
-from ..measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
-from ..measures._spec import Measure, QueryError
 from .groups import Judged, TieStats
 
-__all__ = ["TIE_MODES", "TieOrderings", "evaluate_lists", "evaluate_stats", "check_mode", "random_tiebreak",
-           "order_within_groups", "order_within_groups_by_words"]
+__all__ = ["TIE_MODES", "TieOrderings", "Preference", "check_mode", "random_tiebreak", "order_within_groups",
+           "order_within_groups_by_words"]
+
+# (key, fn): fn(grades) -> the item values preferred higher, primary key first; key identifies fn
+Preference = tuple[Any, Callable[[np.ndarray], list]]
 
 TIE_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
 
@@ -233,99 +234,27 @@ class TieOrderings:
         self._cache[mode] = stats
         return stats
 
-    def extreme(self, m: Measure, best: bool) -> TieStats:
-        """Groups split by the measure's preference, best first (optimistic) or last (pessimistic)."""
-        pref = m.family.preference
-        key = ("pref", pref, tuple(m[p] if not isinstance(m[p], dict) else repr(m[p])
-                                   for p in getattr(pref, "params", ())), best)
-        if key not in self._cache:
-            self._cache[key] = self.expected.refine(lambda grades: pref(m, grades), best)
-        return self._cache[key]
+    def extreme(self, preference: Preference, best: bool) -> TieStats:
+        """Groups split by a preference, best first (optimistic) or last (pessimistic).
 
-    def for_mode(self, mode: str, m: Measure) -> TieStats:
+        ``preference = (key, fn)``: ``fn(grades)`` gives the item values preferred higher (primary key
+        first), ``key`` identifies it (orderings of equal keys are computed once)."""
+        key, fn = preference
+        if ("pref", key, best) not in self._cache:
+            self._cache[("pref", key, best)] = self.expected.refine(fn, best)
+        return self._cache[("pref", key, best)]
+
+    def for_mode(self, mode: str, preference: Preference) -> TieStats:
+        """The statistics under a tie mode; ``preference`` serves the optimistic and pessimistic ones."""
         if mode == "expected":
             return self.expected
         if mode == "optimistic":
-            return self.extreme(m, True)
+            return self.extreme(preference, True)
         if mode == "pessimistic":
-            return self.extreme(m, False)
+            return self.extreme(preference, False)
         return self.fixed(mode)
 
 
 def check_mode(ties: str) -> None:
     if ties not in TIE_MODES:
         raise InputError(f"ties={ties!r} is not a tie mode; use one of {', '.join(TIE_MODES)}")
-
-
-Values = dict[Measure, np.ndarray]
-
-
-def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, labels: Any = None, what: str = "query", no_relevant: str = "zero"
-                   ) -> tuple[Values, Values, Values]:
-    """Run every measure on every query; return (values, lower, upper) per measure.
-
-    ``labels[i]`` names query i (``what`` says what it is: query, row) in the InputError raised for bad
-    query data (a grade above ERR's ``max_grade``, a DCG beyond float64) and for ``no_relevant="error"``.
-    ``no_relevant`` is applied to values, lower and upper
-    (:func:`tierank.measures._no_relevant.apply_no_relevant`).
-    """
-    check_mode(ties)
-    check_no_relevant(no_relevant)
-    try:
-        values, lower, upper = _evaluate_stats(orderings, measures, ties, bounds)
-    except QueryError as err:
-        label = err.query if labels is None else labels[err.query]
-        label = label.item() if isinstance(label, np.generic) else label
-        raise InputError(f"{err} ({what} {label!r})", query=label) from None
-    if no_relevant != "zero":
-        judged = orderings.expected.judged
-        for m in values:
-            has = has_relevant(m, judged)
-            values[m] = apply_no_relevant(m, values[m], has, no_relevant, labels, what)
-            if bounds:
-                lower[m] = apply_no_relevant(m, lower[m], has, no_relevant, labels, what)
-                upper[m] = apply_no_relevant(m, upper[m], has, no_relevant, labels, what)
-    return values, lower, upper
-
-
-def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
-                    bounds: bool) -> tuple[Values, Values, Values]:
-    values: Values = {}
-    lower: Values = {}
-    upper: Values = {}
-    for m in dict.fromkeys(measures):  # each distinct measure once, in order
-        values[m] = _into_range(m, m.family.kernel(orderings.for_mode(ties, m), m))
-        if bounds:
-            worst, best = orderings.extreme(m, False), orderings.extreme(m, True)
-            lo, hi = _into_range(m, m.family.kernel(worst, m)), _into_range(m, m.family.kernel(best, m))
-            if m.family.exact_bounds is not None:
-                lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
-            # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
-            v = values[m]
-            slack = 1e-12 * (1.0 + np.abs(v))
-            lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
-            upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
-    return values, lower, upper
-
-
-def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
-    """Values a last-bit rounding put just outside the family's declared range, moved onto its end
-    (an nDCG of 1 + 1 ulp when the DCG equals the ideal DCG summed another way). Larger excesses are
-    left alone: they would be bugs, not rounding."""
-    lo, hi = m.family.value_range
-    slack = 1e-12 * (1.0 + np.abs(v))
-    over = (v > hi) & (v - hi <= slack)
-    under = (v < lo) & (lo - v <= slack)
-    if over.any() or under.any():
-        v = np.where(over, hi, np.where(under, lo, v))
-    return v
-
-
-def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, seed: int = 0, labels: Any = None, what: str = "query",
-                   no_relevant: str = "zero") -> tuple[Values, Values, Values]:
-    """:func:`evaluate_stats` on sorted ranked lists (every query non-empty)."""
-    check_mode(ties)
-    return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds, labels, what,
-                          no_relevant)
