@@ -16,6 +16,7 @@ from .measures import Measure, parse_measures
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .results import Results
 from .ties.groups import Judged
+from .data.restrict import restrict
 from .evaluation import evaluate_lists
 from .ties.policy import check_mode
 
@@ -30,7 +31,7 @@ def _check_seed(seed: Any) -> int:
 
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected",
              bounds: bool = False, missing: str = "skip", seed: int = 0, no_relevant: str = "zero",
-             trec_eval_version: int = 10) -> Results:
+             trec_eval_version: int = 10, judged_only: bool = False, max_docs: int | None = None) -> Results:
     """Evaluate a run against relevance judgments, exactly when scores tie.
 
     Parameters
@@ -60,6 +61,14 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     trec_eval_version : {10, 9}, default=10
         9: scores rounded to float32 first, as trec_eval 9.x (pytrec_eval, ir-measures, PyTerrier)
         stores them, so scores equal in float32 tie, whatever ``ties``.
+    judged_only : bool, default=False
+        trec_eval ``-J``: drop retrieved documents with no judgment (absent from the qrels or a negative
+        grade) and close the gaps; exact in every tie mode. A query left with no document counts as an
+        empty run.
+    max_docs : int, optional
+        trec_eval ``-M``: keep the first ``max_docs`` documents of each query (before ``judged_only``).
+        When a tie straddles that rank, only the fixed tie modes (``input``, ``trec_eval``, ``random``,
+        without bounds) say which documents stay; the others raise an InputError naming the query.
 
     Returns
     -------
@@ -95,24 +104,30 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     parsed = parse_measures(measures)
     joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing,
                             scores_as_float32=as_float32)
-    ranked = joined.ranked
-    labels = joined.labels
+    ranked, labels = joined.ranked, joined.labels
+    empty_labels, empty_grades = joined.empty_labels, joined.empty_judged
+    if judged_only or max_docs is not None:
+        kept = restrict(ranked, labels, judged_only=bool(judged_only), max_docs=max_docs, ties=ties,
+                        bounds=bounds, seed=seed)
+        ranked, labels = kept.ranked, kept.labels
+        empty_labels = np.concatenate([empty_labels, kept.emptied_labels])
+        empty_grades = list(empty_grades) + kept.emptied_judged
     values: dict = {}
     lower: dict = {}
     upper: dict = {}
     if ranked.n_queries:
         values, lower, upper = evaluate_lists(ranked, list(parsed.values()), ties=ties, bounds=bounds,
                                               seed=seed, labels=labels, no_relevant=no_relevant)
-    empty_judged = _judged(joined.empty_judged)
+    empty_judged = _judged(empty_grades)
     cols, lo_cols, hi_cols = {}, {}, {}
     for text, m in parsed.items():
         empty = apply_no_relevant(m, _empty_values(m, empty_judged), has_relevant(m, empty_judged),
-                                  no_relevant, joined.empty_labels)
+                                  no_relevant, empty_labels)
         cols[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
         if bounds:
             lo_cols[text] = np.concatenate([lower.get(m, np.zeros(0)), empty])
             hi_cols[text] = np.concatenate([upper.get(m, np.zeros(0)), empty])
-    all_labels = np.concatenate([labels, joined.empty_labels]) if len(joined.empty_labels) else labels
+    all_labels = np.concatenate([labels, empty_labels]) if len(empty_labels) else labels
     index = pd.Index(all_labels, name="query_id")
     order = sorted_label_order(index.to_numpy())
     per_query = pd.DataFrame(cols, index=index).iloc[order]

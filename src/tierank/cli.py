@@ -363,6 +363,11 @@ _EVAL_OPTIONS = [
                  show_default=True,
                  help="9: scores rounded to float32 first, as trec_eval 9.x (pytrec_eval, ir-measures, "
                       "PyTerrier) stores them, so scores equal in float32 tie; 10: read as doubles."),
+    click.option("-J", "--judged-only", "judged_only", is_flag=True,
+                 help="Drop retrieved documents with no judgment and close the gaps (trec_eval -J)."),
+    click.option("-M", "--max-docs", "max_docs", type=click.IntRange(min=1), default=None,
+                 help="At most this many documents per query, the first ones (trec_eval -M). A tie across "
+                      "that rank is an error unless --ties is input, trec_eval or random."),
 ]
 
 
@@ -416,11 +421,13 @@ _FILE = click.Path(exists=True, dir_okay=False, readable=True)
               help="Progress bar on stderr (default: only for table, markdown and latex on a terminal).")
 @_EVAL_OPTIONS[0]
 @_EVAL_OPTIONS[1]
+@_EVAL_OPTIONS[2]
+@_EVAL_OPTIONS[3]
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, per_query: bool, ties: str, bounds: bool, seed: int,
                  fmt: str, digits: int, compare: bool, test: str, alpha: float, correction: str,
                  resamples: int, progress: bool | None, no_relevant: str = "zero",
-                 trec_eval_version: str = "10") -> None:
+                 trec_eval_version: str = "10", judged_only: bool = False, max_docs: int | None = None) -> None:
     """Evaluate RUN(s) against QRELS (TREC files, plain or gzip).
 
     `tierank QRELS RUN` is short for `tierank eval QRELS RUN`. By default tied documents count at the
@@ -445,7 +452,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                                    ties=ties, bounds=bounds, seed=seed, fmt=fmt, digits=digits, compare=compare,
                                    test=test, alpha=alpha, correction=correction, resamples=resamples,
                                    progress=_progress_enabled(progress, fmt), no_relevant=no_relevant,
-                                   trec_eval_version=int(trec_eval_version))
+                                   trec_eval_version=int(trec_eval_version), judged_only=judged_only,
+                                   max_docs=max_docs)
     _echo(out, nl=False)
 
 
@@ -462,7 +470,8 @@ def _run_names(paths: Sequence[str]) -> list[str]:
 def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: set[str], *, missing: str,
                          per_query: bool, ties: str, bounds: bool, seed: int, fmt: str, digits: int,
                          compare: bool, test: str, alpha: float, correction: str, resamples: int,
-                         progress: bool, no_relevant: str = "zero", trec_eval_version: int = 10) -> str:
+                         progress: bool, no_relevant: str = "zero", trec_eval_version: int = 10,
+                         judged_only: bool = False, max_docs: int | None = None) -> str:
     import tierank
     from .formats import RunResults, render
     from .io.trec import read_run_tag
@@ -476,7 +485,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
             with _reported_warnings() as caught:
                 res = tierank.evaluate(qrels, path, list(dict.fromkeys(m.measure for m in shown)), ties=ties,
                                        bounds=bounds, missing=missing, seed=seed, no_relevant=no_relevant,
-                                       trec_eval_version=trec_eval_version)
+                                       trec_eval_version=trec_eval_version, judged_only=judged_only,
+                                       max_docs=max_docs)
             _print_warnings(caught, name)
             runid = read_run_tag(path) if fmt in ("trec", "json") else None
             results.append(RunResults(name, res, runid))

@@ -213,6 +213,15 @@ class TieOrderings:
         """Statistics for a measure-independent fixed order (input, trec_eval, random)."""
         if mode in self._cache:
             return self._cache[mode]
+        order = self.fixed_order(mode)
+        ranked = self.ranked
+        grades = ranked.grades if order is None else ranked.grades[order]
+        stats = TieStats.singletons(ranked, grades, self.expected.judged)
+        self._cache[mode] = stats
+        return stats
+
+    def fixed_order(self, mode: str) -> np.ndarray | None:
+        """The items in the order of a fixed tie mode (None: already in that order)."""
         ranked = self.ranked
         if ranked is None:
             raise InputError(f"ties={mode!r} needs an order of the items; it is not available for "
@@ -226,13 +235,8 @@ class TieOrderings:
         else:
             raise ValueError(mode)
         if isinstance(secondary, list):   # words of the document ids, most significant first
-            order = order_within_groups_by_words(self.expected.group_size, secondary, descending=True)
-        else:
-            order = order_within_groups(self.expected.group_size, secondary, descending=mode == "trec_eval")
-        grades = ranked.grades if order is None else ranked.grades[order]
-        stats = TieStats.singletons(ranked, grades, self.expected.judged)
-        self._cache[mode] = stats
-        return stats
+            return order_within_groups_by_words(self.expected.group_size, secondary, descending=True)
+        return order_within_groups(self.expected.group_size, secondary, descending=mode == "trec_eval")
 
     def extreme(self, preference: Preference, best: bool) -> TieStats:
         """Groups split by a preference, best first (optimistic) or last (pessimistic).
