@@ -17,11 +17,21 @@ MEASURES = [
     "NumRelRet", "NumNonRelJudgedRet", "Judged@3", "Unjudged@5", "SetP", "SetR", "SetF(beta=0.5)", "RBP(rel=1)",
     "RBP(rel=1, p=0.5)@3", "Bpref", "GMAP", "GMBpref",
 ]
+TEXT_MEASURES = ["RelString", "RelString(length=4)"]
 ORDER_FREE_MODES = ("expected", "optimistic", "pessimistic")
 
 
 def test_every_family_is_covered():
-    assert {parse_measure(m).name for m in MEASURES} == set(REGISTRY)
+    assert {parse_measure(m).name for m in MEASURES + TEXT_MEASURES} == set(REGISTRY)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("ties", ["expected", "trec_eval", "optimistic"])
+def test_text_measures_do_not_depend_on_row_order(seed, ties):
+    qrels, run = _random_run(seed)
+    base = tierank.evaluate(qrels, run, TEXT_MEASURES, ties=ties)
+    shuffled = tierank.evaluate(qrels, run.sample(frac=1, random_state=seed), TEXT_MEASURES, ties=ties)
+    assert base.per_query.equals(shuffled.per_query)
 
 
 def _random_run(seed, n_queries=12):

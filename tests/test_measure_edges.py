@@ -67,6 +67,7 @@ VARIANTS: dict[tuple[str, bool], list[str]] = {
     ("RBP", False): ["RBP(rel=1)", "RBP(rel=1)@{k}", "RBP(p=0.95, rel=2)@{k}", "RBP(rel=0, p=0)"],
     ("Bpref", False): ["Bpref", "Bpref(rel=0)", "Bpref(rel=2)"],
     ("GMAP", False): ["GMAP", "GMAP(rel=2)"],
+    ("RelString", False): ["RelString", "RelString(length=3)"],
     ("GMBpref", False): ["GMBpref", "GMBpref(rel=0)"],
     ("P", True): ["P(radius=0)", "P(radius=1, empty='one')", "P(radius=1.5, empty='skip')", "P(radius=2, rel=0)"],
     ("R", True): ["R(radius=1)", "R(radius=0, rel=2)"],
@@ -78,10 +79,10 @@ def _families():
 
 
 def measures_for(ks, radius=True):
-    """Every variant, with each cutoff of ``ks``."""
+    """Every numeric variant, with each cutoff of ``ks`` (text measures: tests/test_trec_layer.py)."""
     out = []
-    for (_, is_radius), templates in VARIANTS.items():
-        if is_radius and not radius:
+    for (name, is_radius), templates in VARIANTS.items():
+        if (is_radius and not radius) or (not is_radius and REGISTRY[name].text):
             continue
         for t in templates:
             out.extend(dict.fromkeys(t.replace("{k}", str(k)) for k in ks) if "{k}" in t else [t])
@@ -91,6 +92,9 @@ def measures_for(ks, radius=True):
 def test_every_family_has_variants_and_a_range():
     for key, family in _families():
         assert VARIANTS.get(key), f"family {key} has no parameter variants listed in VARIANTS"
+        if family.text:   # strings (RelString): no range; tests/test_trec_layer.py checks them
+            assert family.value_range is None and family.aggregate == "none"
+            continue
         lo, hi = family.value_range
         assert lo <= hi and lo == 0.0, (key, family.value_range)
         for t in VARIANTS[key]:

@@ -99,7 +99,8 @@ def test_every_family_has_a_kernel_a_preference_and_a_summary():
     for family in REGISTRY.values():
         assert callable(family.kernel) and callable(family.preference) and family.summary
         assert family.cutoff in ("required", "optional", "none")
-        assert family.aggregate in ("mean", "sum", "gm")
+        assert family.aggregate in ("mean", "sum", "gm", "none")
+        assert (family.aggregate == "none") == family.text
 
 
 def test_replace_checks_parameters():

@@ -145,3 +145,56 @@ def test_gm_map_is_printed_on_the_summary_line_only(tmp_path):
     # AP: 1 and 1/2; gm = sqrt(1/2)
     assert out[-1].endswith(f"{math.sqrt(0.5):.4f}")
     assert np.isclose(float(out[-2].split("\t")[2]), 0.75)
+
+
+# ----------------------------------------------------------------------------------------- relstring
+
+
+def test_relstring_characters_as_trec_eval_prints_them():
+    # m_relstring.c: the grade 0-9, '>' above 9, '-' not in the pool, '.' in the pool but unjudged
+    qrels = {"q": {"a": 0, "b": 3, "c": 12, "d": -1}}
+    run = {"q": {"a": 6.0, "b": 5.0, "c": 4.0, "d": 3.0, "e": 2.0}}
+    res = tierank.evaluate(qrels, run, ["RelString", "relstring"], ties="trec_eval")
+    assert res.per_query.loc["q", "RelString"] == "03>.-"
+    assert res.mean["RelString"] is None
+
+
+def test_relstring_shows_ties_as_bracketed_groups_under_expected():
+    qrels = {"q": {"a": 1, "b": 0, "c": 2}}
+    run = {"q": {"a": 5.0, "b": 4.0, "c": 4.0, "d": 4.0, "e": 1.0}}
+    got = tierank.evaluate(qrels, run, ["RelString", "RelString(length=2)"], bounds=True)
+    # a first; then the tie {b: 0, c: 2, d: not in pool} sorted descending; then e
+    assert got.per_query.loc["q", "RelString"] == "1[20-]-"
+    # a tie starting inside the first `length` documents is shown with its first `length` characters
+    assert got.per_query.loc["q", "RelString(length=2)"] == "1[20+1]"
+    assert got.lower.loc["q", "RelString"] == got.upper.loc["q", "RelString"] == "1[20-]-"
+    # fixed modes: the string of that ordering (trec_eval: d, c, b by document id descending)
+    assert tierank.evaluate(qrels, run, ["RelString"], ties="trec_eval").per_query.iloc[0, 0] == "1-20-"
+    assert tierank.evaluate(qrels, run, ["RelString"], ties="optimistic").per_query.iloc[0, 0] == "120--"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([None, -1, 0, 1, 2, 10])), min_size=1, max_size=12),
+       st.integers(0, 15))
+def test_relstring_of_a_fixed_order_is_the_grades_in_that_order(items, length):
+    # an independent statement of trec_eval's definition: sort by score desc, ties by doc id desc
+    run = {"q": {f"d{i:02d}": float(s) for i, (s, _) in enumerate(items)}}
+    qrels = {"q": {f"d{i:02d}": g for i, (_, g) in enumerate(items) if g is not None}}
+    qrels["q"]["zz"] = 1
+    order = sorted(run["q"], key=lambda d: (-run["q"][d], [-ord(c) for c in d]))
+    char = {None: "-", -1: ".", 10: ">"}
+    want = "".join(char.get(qrels["q"].get(d), str(qrels["q"].get(d))) for d in order[:length])
+    got = tierank.evaluate(qrels, run, [f"RelString(length={length})"], ties="trec_eval").per_query.iloc[0, 0]
+    assert got == want
+
+
+def test_relstring_of_a_query_missing_from_the_run_is_empty():
+    res = tierank.evaluate({"a": {"d": 1}, "b": {"d": 1}}, {"a": {"d": 1.0}}, ["relstring"], missing="zero")
+    assert res.per_query["relstring"].tolist() == ["1", ""]
+
+
+def test_relstring_is_not_compared():
+    qrels = {"a": {"d": 1}, "b": {"d": 1}}
+    run = {"a": {"d": 1.0}, "b": {"d": 1.0}}
+    with pytest.raises(InputError, match="RelString is text"):
+        tierank.compare(qrels, {"x": run, "y": run}, ["relstring", "AP"])

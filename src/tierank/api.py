@@ -121,8 +121,9 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     empty_judged = _judged(empty_grades)
     cols, lo_cols, hi_cols = {}, {}, {}
     for text, m in parsed.items():
-        empty = apply_no_relevant(m, _empty_values(m, empty_judged), has_relevant(m, empty_judged),
-                                  no_relevant, empty_labels)
+        empty = _empty_values(m, empty_judged)
+        if not m.family.text:
+            empty = apply_no_relevant(m, empty, has_relevant(m, empty_judged), no_relevant, empty_labels)
         cols[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
         if bounds:
             lo_cols[text] = np.concatenate([lower.get(m, np.zeros(0)), empty])
@@ -147,6 +148,8 @@ def _judged(grades: list[np.ndarray]) -> Judged:
 def _empty_values(m: Measure, judged: Judged) -> np.ndarray:
     """Values of queries scored with an empty run (missing="zero"), before the no_relevant policy."""
     n = judged.n_queries
+    if m.family.text:
+        return np.full(n, "", dtype=object)
     if m.family.empty == "one":
         return np.ones(n)
     if m.family.empty == "R":

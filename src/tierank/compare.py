@@ -199,6 +199,11 @@ class Comparison:
         names = list(results)
         if len(names) < 2:
             raise InputError("comparing needs at least two runs")
+        for label, column in measures.items():
+            for res in results.values():
+                m = getattr(res, "measures", {}).get(column)
+                if m is not None and m.family.text:
+                    raise InputError(f"{label}: {m.name} is text, not a number; there is nothing to compare")
         if len(set(names)) < len(names):
             raise InputError("two runs have the same name")
         indexes = [results[n].per_query.index for n in names]

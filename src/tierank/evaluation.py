@@ -52,7 +52,7 @@ def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str =
         raise InputError(f"{err} ({what} {label!r})", query=label) from None
     if no_relevant != "zero":
         judged = orderings.expected.judged
-        for m in values:
+        for m in (m for m in values if not m.family.text):
             has = has_relevant(m, judged)
             values[m] = apply_no_relevant(m, values[m], has, no_relevant, labels, what)
             if bounds:
@@ -68,6 +68,11 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
     upper: Values = {}
     for m in dict.fromkeys(measures):  # each distinct measure once, in order
         pref = preference_of(m)
+        if m.family.text:   # a string per query (RelString): no range, its bounds are itself
+            values[m] = m.family.kernel(orderings.for_mode(ties, pref), m)
+            if bounds:
+                lower[m] = upper[m] = values[m]
+            continue
         values[m] = _into_range(m, m.family.kernel(orderings.for_mode(ties, pref), m))
         if bounds:
             worst, best = orderings.extreme(pref, False), orderings.extreme(pref, True)

@@ -71,9 +71,11 @@ class RunResults:
         return table[str(m.measure)]
 
     def mean(self, m: ShownMeasure, which: str = "mean") -> float:
+        """The aggregate over queries (NaN for a text measure, which has none)."""
         source = {"mean": self.results.mean, "lower": self.results.mean_lower,
                   "upper": self.results.mean_upper}[which]
-        return float(source[str(m.measure)])
+        value = source[str(m.measure)]
+        return math.nan if value is None else float(value)
 
 
 def trec_eval_order(measures: Sequence[ShownMeasure]) -> list[ShownMeasure]:
@@ -87,8 +89,11 @@ def trec_eval_order(measures: Sequence[ShownMeasure]) -> list[ShownMeasure]:
     return [m for _, m in sorted(enumerate(measures), key=key)]
 
 
-def format_value(v: float, count: bool = False, digits: int = 4) -> str:
-    """``0.1785`` with ``digits`` decimals; counts as integers when they are whole numbers."""
+def format_value(v: float | str, count: bool = False, digits: int = 4) -> str:
+    """``0.1785`` with ``digits`` decimals; counts as integers when they are whole numbers; text
+    (RelString) quoted as trec_eval prints it."""
+    if isinstance(v, str):
+        return f"'{v}'"
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     if count and float(v).is_integer():
@@ -252,6 +257,8 @@ def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasur
         if q not in r.results.per_query.index:
             return ""
         v = r.column(m).loc[q]
+        if m.measure.family.text:
+            return format_value(v)
         lo = r.column(m, "lower").loc[q] if bounds else None
         hi = r.column(m, "upper").loc[q] if bounds else None
         return _cell(float(v), None if lo is None else float(lo), None if hi is None else float(hi),
@@ -311,7 +318,9 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
     def line(name: str, qid: str, value: str) -> None:
         lines.append(f"{name:<22}\t{qid}\t{value}")
 
-    def value(v: float, m: ShownMeasure) -> str:
+    def value(v: Any, m: ShownMeasure) -> str:
+        if m.measure.family.text:
+            return format_value(v)
         if m.is_count and float(v).is_integer():
             return str(int(v))
         return f"{v:.{digits}f}"
@@ -322,13 +331,14 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
         for q in queries:
             for m in ordered:
                 if m.trec_name is None or trec_prints_per_query(m.trec_name):
-                    line(m.trec_name or str(m.measure), str(q), value(float(run.column(m).loc[q]), m))
+                    line(m.trec_name or str(m.measure), str(q), value(run.column(m).loc[q], m))
     if show_runid:
         line("runid", "all", run.runid or run.name)
     if show_num_q:
         line("num_q", "all", str(len(run.results.per_query)))
     for m in ordered:
-        line(m.trec_name or str(m.measure), "all", value(run.mean(m), m))
+        if not m.measure.family.text:   # text (relstring): per query only, as trec_eval
+            line(m.trec_name or str(m.measure), "all", value(run.mean(m), m))
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -364,6 +374,10 @@ def json_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, p
     return json.dumps(out, indent=2) + "\n"
 
 
+def _number_or_text(v: Any) -> Any:
+    return v if isinstance(v, str) else float(v)
+
+
 def csv_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, per_query: bool = False,
              bounds: bool = False) -> str:
     """Tidy CSV, one value per line: ``run,query,measure,value[,lower,upper]``; ``query`` is ``all`` for
@@ -374,10 +388,10 @@ def csv_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, pe
             for q in r.results.per_query.index:
                 for m in measures:
                     rec = {"run": r.name, "query": str(q), "measure": m.label,
-                           "value": float(r.column(m).loc[q])}
+                           "value": _number_or_text(r.column(m).loc[q])}
                     if bounds:
-                        rec["lower"] = float(r.column(m, "lower").loc[q])
-                        rec["upper"] = float(r.column(m, "upper").loc[q])
+                        rec["lower"] = _number_or_text(r.column(m, "lower").loc[q])
+                        rec["upper"] = _number_or_text(r.column(m, "upper").loc[q])
                     records.append(rec)
         for m in measures:
             rec = {"run": r.name, "query": "all", "measure": m.label, "value": r.mean(m)}

@@ -21,6 +21,9 @@ def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, fl
     trec_eval's gm_map, each value floored at 1e-5); NaN rows are left out."""
     out = {}
     for text, m in measures.items():
+        if m.family.aggregate == "none":   # text (RelString): no aggregate
+            out[text] = None
+            continue
         col = frame[text].to_numpy(dtype=np.float64)
         col = col[~np.isnan(col)]      # NaN: a query left out of this measure (P(radius=r, empty='skip'))
         if m.family.aggregate == "sum":

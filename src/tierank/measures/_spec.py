@@ -111,7 +111,8 @@ class MeasureFamily:
         (primary key first): the optimistic order sorts ties by it descending, the pessimistic ascending.
     aliases : tuple of (str, dict)
         Other names (matched case-insensitively) with the parameters they preset.
-    aggregate : {"mean", "sum"}
+    aggregate : {"mean", "sum", "gm", "none"}
+        Over queries: the mean, the sum (counts), trec_eval's geometric mean (gm_map), or none (text).
     exact_bounds : callable, optional
         ``exact_bounds(expected_groups, optimistic, pessimistic, measure) -> (lower, upper)`` where the
         optimistic / pessimistic orderings are not the extremes (AP with ``denom='retrieved'``).
@@ -123,6 +124,8 @@ class MeasureFamily:
         The smallest and largest value a query can take under any ordering (``(0.0, 1.0)`` for
         proportions, ``(0.0, inf)`` for counts, DCG and grade-weighted measures). Every family declares
         it (the registry-wide property test checks it).
+    text : bool
+        Values are strings (RelString), not numbers: no range, no bounds of their own, no mean.
     trec : tuple of TrecName
         The trec_eval measures this family computes: their names, parameters, defaults
         (:class:`tierank.measures._trec.TrecName`); empty if trec_eval has none.
@@ -140,6 +143,7 @@ class MeasureFamily:
     normalize: Callable | None = None
     empty: str = "zero"
     value_range: tuple | None = None
+    text: bool = False
     trec: tuple = ()
 
     def __reduce__(self) -> tuple:
