@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
@@ -9,6 +10,7 @@ import pandas as pd
 
 from .blocks import check_trec_eval_version, evaluate_matrix_blocked
 from .data.join import join_run_qrels, sorted_label_order
+from .data.ranked import RankedLists
 from .hashing.evaluate import evaluate_codes
 from .errors import InputError
 from .io.frames import to_columns
@@ -102,33 +104,63 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
     check_no_relevant(no_relevant)
     parsed = parse_measures(measures)
+    lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32, judged_only=judged_only,
+                          max_docs=max_docs, ties=ties, bounds=bounds, seed=seed)
+    values: dict = {}
+    lower: dict = {}
+    upper: dict = {}
+    if lists.ranked.n_queries:
+        values, lower, upper = evaluate_lists(lists.ranked, list(parsed.values()), ties=ties, bounds=bounds,
+                                              seed=seed, labels=lists.labels, no_relevant=no_relevant)
+    return assemble_results(parsed, lists, values, lower if bounds else None, upper if bounds else None,
+                            ties=ties, no_relevant=no_relevant)
+
+
+@dataclass
+class PreparedLists:
+    """A run joined with its judgments, ``-M``/``-J`` applied: the ranked lists of the queries with
+    documents, and the judged grades of the queries scored as empty runs."""
+
+    ranked: RankedLists
+    labels: np.ndarray
+    empty_labels: np.ndarray
+    empty_grades: list
+
+
+def prepare_lists(qrels: Any, run: Any, *, missing: str = "skip", scores_as_float32: bool = False,
+                  judged_only: bool = False, max_docs: int | None = None, ties: str = "expected",
+                  bounds: bool = False, seed: int = 0) -> PreparedLists:
+    """Read, check and join the inputs of :func:`evaluate` into ranked lists."""
     joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing,
-                            scores_as_float32=as_float32)
+                            scores_as_float32=scores_as_float32)
     ranked, labels = joined.ranked, joined.labels
-    empty_labels, empty_grades = joined.empty_labels, joined.empty_judged
+    empty_labels, empty_grades = joined.empty_labels, list(joined.empty_judged)
     if judged_only or max_docs is not None:
         kept = restrict(ranked, labels, judged_only=bool(judged_only), max_docs=max_docs, ties=ties,
                         bounds=bounds, seed=seed)
         ranked, labels = kept.ranked, kept.labels
         empty_labels = np.concatenate([empty_labels, kept.emptied_labels])
-        empty_grades = list(empty_grades) + kept.emptied_judged
-    values: dict = {}
-    lower: dict = {}
-    upper: dict = {}
-    if ranked.n_queries:
-        values, lower, upper = evaluate_lists(ranked, list(parsed.values()), ties=ties, bounds=bounds,
-                                              seed=seed, labels=labels, no_relevant=no_relevant)
-    empty_judged = _judged(empty_grades)
+        empty_grades += kept.emptied_judged
+    return PreparedLists(ranked, labels, empty_labels, empty_grades)
+
+
+def assemble_results(parsed: dict, lists: PreparedLists, values: dict, lower: dict | None, upper: dict | None,
+                     *, ties: str, no_relevant: str = "zero") -> Results:
+    """:class:`Results` from the values of the ranked queries plus those of the queries scored as empty
+    runs, sorted by query id."""
+    empty_judged = _judged(lists.empty_grades)
+    bounds = lower is not None
     cols, lo_cols, hi_cols = {}, {}, {}
     for text, m in parsed.items():
         empty = _empty_values(m, empty_judged)
         if not m.family.text:
-            empty = apply_no_relevant(m, empty, has_relevant(m, empty_judged), no_relevant, empty_labels)
+            empty = apply_no_relevant(m, empty, has_relevant(m, empty_judged), no_relevant, lists.empty_labels)
         cols[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
         if bounds:
             lo_cols[text] = np.concatenate([lower.get(m, np.zeros(0)), empty])
             hi_cols[text] = np.concatenate([upper.get(m, np.zeros(0)), empty])
-    all_labels = np.concatenate([labels, empty_labels]) if len(empty_labels) else labels
+    labels = lists.labels
+    all_labels = np.concatenate([labels, lists.empty_labels]) if len(lists.empty_labels) else labels
     index = pd.Index(all_labels, name="query_id")
     order = sorted_label_order(index.to_numpy())
     per_query = pd.DataFrame(cols, index=index).iloc[order]
