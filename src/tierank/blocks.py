@@ -6,15 +6,14 @@ block size), and concatenates the per-row values.
 
 Top-k fast path
 ---------------
-When every measure looks only at the top ``k`` of a list besides the judged set (``P, R, F1, Success,
-RR, AP, DCG, nDCG, ERR, ACG, WAP`` with ``@k``, the radius measures ``P(radius=r)`` / ``R(radius=r)``,
-``NumQ`` and ``NumRel``), a row needs only its items whose key is at least the ``kmax``-th best key
+When every measure looks only at the top ``k`` of a list besides the judged set (the families declared
+``reads="top_k"``, with ``@k``; the radius measures ``P(radius=r)`` / ``R(radius=r)``; those declared
+``reads="judged"``), a row needs only its items whose key is at least the ``kmax``-th best key
 (``np.partition``, no full sort), which keeps the boundary tie whole; only those are sorted. ``R``, the
 ideal DCG and ERR's largest grade still come from the whole row, passed as the judged set. Every
 quantity the kernels read is then the same as on the full list: ``min(k, n)`` is ``k`` unless the row
 is shorter than ``k`` (then nothing is cut), the cut group and everything before it are kept whole.
-Whole-list measures (``AP``, ``RR``, ``nDCG``, ``ERR``, ``DCG`` without ``@k``, ``Rprec``, ``NumRet``,
-``NumRelRet``) use the full sort.
+Other measures (whole-list ones, and those without ``@k``) use the full sort.
 
 Keys
 ----
@@ -66,8 +65,6 @@ _BYTES_EXPECTED = 128
 _BYTES_BOUNDS = 320
 _BYTES_FIXED = 640
 
-_TOPK_FAMILIES = frozenset({"P", "R", "F1", "Success", "AP", "RR", "DCG", "nDCG", "ERR", "ACG", "WAP"})
-_JUDGED_ONLY = frozenset({"NumQ", "NumRel"})
 _INT64_MAX = 2 ** 63 - 1
 _INT64_MIN = -(2 ** 63)
 #: integers float32 holds exactly (its 24-bit significand)
@@ -103,9 +100,9 @@ def topk_plan(measures: list[Measure]) -> tuple[int, float | None] | None:
     for m in measures:
         if "radius" in m.params:
             rmax = m["radius"] if rmax is None else max(rmax, m["radius"])
-        elif m.name in _JUDGED_ONLY:
+        elif m.family.reads == "judged":
             continue
-        elif m.name in _TOPK_FAMILIES and m.cutoff is not None:
+        elif m.family.reads == "top_k" and m.cutoff is not None:
             kmax = max(kmax, m.cutoff)
         else:
             return None
@@ -432,8 +429,10 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
     plan = topk_plan(mlist)
     n_rows, n_cols = grades.shape
     if topk and plan is None:
+        slow = [str(m) for m in mlist if "radius" not in m.params and m.family.reads != "judged"
+                 and not (m.family.reads == "top_k" and m.cutoff is not None)]
         raise InputError("topk=True needs measures that only look at the top k (with @k), radius measures, "
-                         "NumQ or NumRel")
+                         f"or the judged grades (NumQ, NumRel); not {', '.join(slow)}")
     if topk is False or (plan is not None and plan[0] >= n_cols and plan[1] is None):
         plan = None
     step = block_rows(n_cols, topk=plan is not None, ties=ties, bounds=bounds, block_size=block_size,

@@ -126,6 +126,16 @@ class MeasureFamily:
         it (the registry-wide property test checks it).
     text : bool
         Values are strings (RelString), not numbers: no range, no bounds of their own, no mean.
+    reads : {"list", "top_k", "judged"}
+        What of a ranked list the measure reads: the whole list; with ``@k`` only the top k items
+        (and the judged grades: R, the ideal DCG), so a matrix row needs only its k best items (the
+        top-k path); or only the judged grades (NumQ, NumRel).
+    tie_scope : {"rank", "set", "first_hit", "set_first_hit", "set_R"}
+        Which ties can change the measure (the tie report's ``docs_share``), among ties holding items
+        the measure's preference tells apart: ``rank``, ties starting above the cutoff; ``set``, ties
+        crossing the cutoff (the order inside the top k does not matter); ``first_hit``, ties above the
+        cutoff with no preferred item before them; ``set_first_hit`` both; ``set_R``, ties crossing
+        rank R (Rprec).
     trec : tuple of TrecName
         The trec_eval measures this family computes: their names, parameters, defaults
         (:class:`tierank.measures._trec.TrecName`); empty if trec_eval has none.
@@ -144,6 +154,8 @@ class MeasureFamily:
     empty: str = "zero"
     value_range: tuple | None = None
     text: bool = False
+    reads: str = "list"
+    tie_scope: str = "rank"
     trec: tuple = ()
 
     def __reduce__(self) -> tuple:

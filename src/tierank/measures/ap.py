@@ -208,7 +208,7 @@ FAMILIES = [
     MeasureFamily("AP", "average precision (trec_eval map / map_cut with the default denom='R')",
                   {"rel": REL, "denom": denom_param("R")}, "optional", average_precision, binary_preference,
                   aliases=(("map", {}), ("average_precision", {})), exact_bounds=retrieved_bounds, value_range=(0.0, 1.0),
-                  trec=(TrecName("map"), TrecName("map_cut", "cutoffs", TREC_CUTOFFS))),
+                  trec=(TrecName("map"), TrecName("map_cut", "cutoffs", TREC_CUTOFFS)), reads="top_k"),
     # trec_eval's gm_map: AP per query, the geometric mean over queries (docs/maths.md, "Geometric means")
     MeasureFamily("GMAP", "geometric mean of AP over queries (trec_eval gm_map; values floored at 1e-5)",
                   {"rel": REL}, "none", _ap_of_gmap, binary_preference, aggregate="gm",
@@ -216,5 +216,5 @@ FAMILIES = [
                   trec=(TrecName("gm_map", per_query=False),)),
     MeasureFamily("WAP", "weighted average precision (multi-label hashing): grades weight the precision",
                   {"rel": REL, "denom": denom_param("retrieved")}, "required", average_precision,
-                  _wap_preference, exact_bounds=retrieved_bounds, value_range=(0.0, math.inf)),
+                  _wap_preference, exact_bounds=retrieved_bounds, value_range=(0.0, math.inf), reads="top_k"),
 ]

@@ -213,7 +213,7 @@ FAMILIES = [
                   "optional", ndcg, gain_preference, normalize=_normalize,
                   aliases=(("ndcg_burges", {"gain": "exp2"}),), value_range=(0.0, 1.0),
                   trec=(TrecName("ndcg", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),
-                        TrecName("ndcg_cut", "cutoffs", TREC_CUTOFFS))),
+                        TrecName("ndcg_cut", "cutoffs", TREC_CUTOFFS)), reads="top_k"),
     MeasureFamily("DCG", "discounted cumulative gain", _PARAMS, "optional", dcg, gain_preference,
-                  normalize=_normalize, aliases=(("dcg_burges", {"gain": "exp2"}),), value_range=(0.0, math.inf)),
+                  normalize=_normalize, aliases=(("dcg_burges", {"gain": "exp2"}),), value_range=(0.0, math.inf), reads="top_k"),
 ]

@@ -137,5 +137,5 @@ def _tie_contributions(s: np.ndarray, n: np.ndarray, p: np.ndarray, p_first: np.
 
 FAMILIES = [
     MeasureFamily("ERR", "expected reciprocal rank (cascade model)", {"max_grade": MAX_GRADE}, "optional",
-                  expected_reciprocal_rank, grade_preference, value_range=(0.0, 1.0)),
+                  expected_reciprocal_rank, grade_preference, value_range=(0.0, 1.0), reads="top_k"),
 ]

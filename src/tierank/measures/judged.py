@@ -73,8 +73,8 @@ FAMILIES = [
                   trec=(TrecName("num_nonrel_judged_ret"),)),
     MeasureFamily("Judged", "fraction of the top k that is judged (grade >= 0), ir-measures Judged@k",
                   {"clip": JUDGED_CLIP}, "required", judged, _judged_first, aliases=(("judged", {}),),
-                  value_range=(0.0, 1.0)),
+                  value_range=(0.0, 1.0), tie_scope="set"),
     MeasureFamily("Unjudged", "unjudged documents in the top k divided by k (trec_eval unj)",
                   {}, "required", unjudged, _unjudged_first, aliases=(("unj", {}),),
-                  value_range=(0.0, 1.0), trec=(TrecName("unj", "cutoffs", (5, 10, 20)),)),
+                  value_range=(0.0, 1.0), trec=(TrecName("unj", "cutoffs", (5, 10, 20)),), tie_scope="set"),
 ]

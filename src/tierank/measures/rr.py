@@ -44,5 +44,5 @@ FAMILIES = [
     MeasureFamily("RR", "reciprocal rank of the first relevant item (0 if none in the top k)", {"rel": REL},
                   "optional", reciprocal_rank, binary_preference,
                   aliases=(("mrr", {}), ("recip_rank", {}), ("reciprocal_rank", {})), value_range=(0.0, 1.0),
-                  trec=(TrecName("recip_rank"),)),
+                  trec=(TrecName("recip_rank"),), reads="top_k", tie_scope="first_hit"),
 ]
