@@ -524,8 +524,11 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimals of the printed values.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
+@_EVAL_OPTIONS[0]
+@_EVAL_OPTIONS[1]
 def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
-                 complete: bool, missing: str | None, fmt: str, digits: int, progress: bool | None) -> None:
+                 complete: bool, missing: str | None, fmt: str, digits: int, progress: bool | None,
+                 no_relevant: str = "zero", trec_eval_version: str = "10") -> None:
     """How much ties move each measure: the first thing to look at when two tools disagree.
 
     For each measure: the expected value over all orderings of tied documents, the range [min, max]
@@ -541,7 +544,7 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
     missing_mode = _missing(complete, missing)
     with _errors_to_exit():
         shown, _ = expand_measures(measures or ("official",), _rel(rel_level))
-        shown = [m for m in shown if m.measure.family.name != "NumQ"]
+        shown = [m for m in shown if not m.measure.family.text]
         if not shown:
             raise InputError("no measure to report on; add one with -m")
         names = _run_names(runs)
@@ -552,7 +555,8 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                 bar.step(f"tie report of {name}")
                 with _reported_warnings() as caught:
                     report = tie_report(qrels, path, {m.label: m.measure for m in shown}, missing=missing_mode,
-                                        name=name)
+                                        name=name, no_relevant=no_relevant,
+                                        trec_eval_version=int(trec_eval_version))
                 _print_warnings(caught, name)
                 parts.append(report)
                 bar.advance()

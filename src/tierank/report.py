@@ -19,15 +19,6 @@ import pandas as pd
 
 __all__ = ["tie_report", "TieReport", "render_reports"]
 
-# measures whose value depends only on which documents are in the top k, not on their order there
-_SET_MEASURES = {"P", "R", "F1", "Success", "Rprec", "ACG"}
-# measures decided by the first relevant document
-_FIRST_HIT = {"RR", "Success"}
-# measures that weigh grades (gains) rather than relevant / non-relevant
-_GRADED = {"nDCG", "DCG", "ERR", "ACG", "WAP"}
-# measures no ordering changes
-_ORDER_FREE = {"NumQ", "NumRet", "NumRel", "NumRelRet"}
-
 _COLUMNS = ["expected", "min", "max", "trec_eval", "queries_changed", "queries", "docs_share"]
 
 
@@ -164,7 +155,8 @@ def _measures(measures: Any) -> dict:
 
 
 def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str, Any], *,
-               missing: str = "skip", name: str | None = None) -> TieReport:
+               missing: str = "skip", name: str | None = None, no_relevant: str = "zero",
+               trec_eval_version: int = 10) -> TieReport:
     """How much the order of tied documents moves each measure of one run.
 
     Parameters
@@ -177,6 +169,8 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
         As for :func:`tierank.evaluate`.
     name : str, optional
         The run's name in the report (default: the file name, or ``"run"``).
+    no_relevant, trec_eval_version
+        As for :func:`tierank.evaluate`.
 
     Returns
     -------
@@ -186,14 +180,15 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
 
     Notes
     -----
-    A query *changes* when its maximum over tie orderings exceeds its minimum. A tie (two or more
-    documents of one query with the same score) *can change* a measure when, in a query that changes:
-    it holds documents the measure values differently (relevant and non-relevant at the measure's
-    ``rel``; different gains for nDCG, DCG, ERR, ACG, WAP); it starts above the cutoff k (Rprec: R);
-    for measures of the top-k set (P, R, F1, Success, Rprec, ACG) it also reaches beyond k, since
-    reordering inside the top k changes nothing; and for RR and Success no relevant document comes
-    before it. ``docs_share`` is the share of retrieved documents in such ties. NumQ, NumRet, NumRel
-    and NumRelRet never change.
+    The inputs are read and joined once; the expected values, the bounds and trec_eval's tie-break all
+    come from the same ranked lists. A query *changes* when its maximum over tie orderings exceeds its
+    minimum. A tie (two or more documents of one query with the same score) *can change* a measure when,
+    in a query that changes, it holds documents the measure tells apart (its preference inside a tie:
+    relevant and non-relevant at its ``rel``, or different gains) and lies where the measure looks,
+    as the measure declares (``tie_scope``): above its cutoff k; for measures of the top-k set (P, R,
+    Success, ...) across k, since reordering inside the top k changes nothing; for RR and Success with
+    no relevant document before it; for Rprec across rank R. ``docs_share`` is the share of retrieved
+    documents in such ties. Text measures (RelString) are left out.
 
     Examples
     --------
@@ -207,103 +202,94 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     P@2      0.50  0.5  0.5        0.5                0    0.000000
     """
     import tierank
-    from .io.frames import to_columns
+    from .api import assemble_results, prepare_lists
+    from .blocks import check_trec_eval_version
+    from .evaluation import evaluate_stats
+    from .ties.policy import TieOrderings
 
-    parsed = _measures(measures)
+    parsed = {label: m for label, m in _measures(measures).items() if not m.family.text}
     if not parsed:
-        raise tierank.InputError("no measure given")
-    objects = list(dict.fromkeys(parsed.values()))
-    expected = tierank.evaluate(qrels, run, objects, ties="expected", bounds=True, missing=missing)
-    run_cols = to_columns(run, "run")
-    qrels_cols = to_columns(qrels, "qrels")
-    run_df = pd.DataFrame({"query_id": run_cols.query, "doc_id": run_cols.doc,
-                           "score": np.asarray(run_cols.value, dtype=np.float64)})
-    qrels_df = pd.DataFrame({"query_id": qrels_cols.query, "doc_id": qrels_cols.doc,
-                             "relevance": np.asarray(qrels_cols.value, dtype=np.float64)})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the same warnings were given by the first evaluation
-        trec = tierank.evaluate(qrels_df, run_df, objects, ties="trec_eval", missing=missing)
+        raise tierank.InputError("no measure given (text measures such as RelString have no tie report)")
+    as_float32 = check_trec_eval_version(trec_eval_version) == 9
+    lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32)
+    objects = {str(m): m for m in parsed.values()}
+    values: tuple = ({}, {}, {})
+    trec: tuple = ({}, {}, {})
+    orderings = None
+    if lists.ranked.n_queries:
+        orderings = TieOrderings.from_ranked(lists.ranked)
+        ms = list(objects.values())
+        values = evaluate_stats(orderings, ms, "expected", bounds=True, labels=lists.labels,
+                                no_relevant=no_relevant)
+        trec = evaluate_stats(orderings, ms, "trec_eval", labels=lists.labels, no_relevant=no_relevant)
+    expected = assemble_results(objects, lists, *values, ties="expected", no_relevant=no_relevant)
+    trec_res = assemble_results(objects, lists, trec[0], None, None, ties="trec_eval", no_relevant=no_relevant)
     if name is None:
         name = str(run) if isinstance(run, str) or hasattr(run, "__fspath__") else "run"
+    return _build_report(name, parsed, expected, trec_res, orderings, lists)
 
+
+def _build_report(name: str, parsed: dict, expected: Any, trec: Any, orderings: Any, lists: Any) -> TieReport:
     queries = expected.per_query.index
-    ranked = _ranked(run_df, qrels_df, queries)
-    judged = qrels_df[qrels_df["query_id"].isin(queries)]
     rows = {}
     counts = set()
+    stats = orderings.expected if orderings is not None else None
+    n_retrieved = int(stats.lengths.sum()) if stats is not None else 0
     for label, m in parsed.items():
         col = str(m)
         lo = expected.lower[col].to_numpy(dtype=np.float64)
         hi = expected.upper[col].to_numpy(dtype=np.float64)
         scale = 1.0 + np.maximum(np.abs(lo), np.abs(hi))
-        changed = (hi - lo) > 1e-12 * scale
-        changed_ids = set(queries[changed])
+        changed = pd.Series((hi - lo) > 1e-12 * scale, index=queries)
         if m.family.aggregate == "sum":
             counts.add(label)
+        share = 0.0
+        if stats is not None and changed.any():
+            # queries of the ranked lists that change (the empty ones never do)
+            ranked_changed = changed.reindex(lists.labels).to_numpy(dtype=bool)
+            share = _tied_in_scope(stats, m, ranked_changed) / n_retrieved
         rows[label] = {"expected": expected.mean[col], "min": expected.mean_lower[col],
                        "max": expected.mean_upper[col], "trec_eval": trec.mean[col],
                        "queries_changed": int(changed.sum()), "queries": int(len(queries)),
-                       "docs_share": _docs_share(ranked, judged, m, changed_ids)}
+                       "docs_share": share}
     table = pd.DataFrame.from_dict(rows, orient="index", columns=_COLUMNS)
     table["queries_changed"] = table["queries_changed"].astype(int)
     table["queries"] = table["queries"].astype(int)
-    tied = ranked["size"] >= 2
-    return TieReport(name=name, table=table, n_retrieved=int(len(ranked)), n_tied=int(tied.sum()),
-                     n_ties=int(ranked.loc[tied, "group"].nunique()), counts=counts)
+    if stats is None:
+        return TieReport(name=name, table=table, n_retrieved=0, n_tied=0, n_ties=0, counts=counts)
+    tied = stats.group_size >= 2
+    return TieReport(name=name, table=table, n_retrieved=n_retrieved, n_tied=int(stats.group_size[tied].sum()),
+                     n_ties=int(tied.sum()), counts=counts)
 
 
-def _ranked(run: pd.DataFrame, qrels: pd.DataFrame, queries: pd.Index) -> pd.DataFrame:
-    """Retrieved documents of the evaluated queries, ranked, with grade, tie group, start and end."""
-    run = run[run["query_id"].isin(queries)]
-    grades = qrels.drop_duplicates(["query_id", "doc_id"])
-    df = run.merge(grades, on=["query_id", "doc_id"], how="left")
-    df["relevance"] = df["relevance"].fillna(0.0)
-    df["qcode"] = pd.factorize(df["query_id"])[0]
-    df = df.sort_values(["qcode", "score"], ascending=[True, False], kind="stable").reset_index(drop=True)
-    df["pos"] = df.groupby("qcode").cumcount()
-    new = (df["qcode"].diff().fillna(1) != 0) | (df["score"].diff().fillna(1) != 0)
-    df["group"] = new.cumsum()
-    g = df.groupby("group")["pos"]
-    df["start"] = g.transform("min")
-    df["end"] = g.transform("max") + 1
-    df["size"] = df["end"] - df["start"]
-    return df
+def _tied_in_scope(stats: Any, m: Any, changed: np.ndarray) -> int:
+    """Documents in ties that can change ``m`` (see :func:`tie_report`), in the queries that change.
 
+    Per tie, vectorised: a tie counts when it has 2+ items, its query changes, the measure's preference
+    tells some of its items apart, and it lies in the measure's declared ``tie_scope``.
+    """
+    from .evaluation import preference_of
 
-def _docs_share(ranked: pd.DataFrame, judged: pd.DataFrame, m: Any, changed: set) -> float:
-    if not len(ranked):
-        return 0.0
-    family = m.family.name
-    if family in _ORDER_FREE or not changed:
-        return 0.0
-    df = ranked[ranked["query_id"].isin(changed) & (ranked["size"] >= 2)]
-    if not len(df):
-        return 0.0
-    params = m.params
-    grades = ranked["relevance"].to_numpy()
-    if family in _GRADED:
-        gains = params.get("gains") or {}
-        value_all = np.array([max(float(gains.get(g, g)), 0.0) for g in grades]) if gains else np.maximum(grades, 0)
+    size, first, query = stats.group_size, stats.group_first, stats.group_query
+    ptr, grades = stats.group_grades(np.arange(stats.n_groups))
+    key = np.asarray(preference_of(m)[1](grades)[0], dtype=np.float64)
+    starts = ptr[:-1]
+    mixed = np.zeros(stats.n_groups, dtype=bool)
+    if len(key):
+        mixed = np.maximum.reduceat(key, starts) > np.minimum.reduceat(key, starts)
+    end = first + size
+    scope = m.family.tie_scope
+    if scope == "set_R":
+        depth = stats.judged.count_at_least(m["rel"])[query]
     else:
-        value_all = (grades >= params["rel"]).astype(float)
-    ranked = ranked.assign(value=value_all)
-    df = ranked.loc[df.index]
-    grp = df.groupby("group")["value"]
-    mixed = (grp.transform("max") > grp.transform("min")).to_numpy()
-    if family == "Rprec":
-        rel = params["rel"]
-        r = judged.assign(hit=judged["relevance"] >= rel).groupby("query_id")["hit"].sum()
-        depth = df["query_id"].map(r).fillna(0).to_numpy(dtype=float)
-    else:
-        depth = np.full(len(df), float(m.cutoff) if m.cutoff is not None else np.inf)
-    start = df["start"].to_numpy(dtype=float)
-    end = df["end"].to_numpy(dtype=float)
-    ok = mixed & (start < depth)
-    if family in _SET_MEASURES:
+        depth = np.full(stats.n_groups, np.inf if m.cutoff is None else float(m.cutoff))
+    ok = (size >= 2) & changed[query] & mixed & (first < depth)
+    if scope in ("set", "set_first_hit", "set_R"):
         ok &= end > depth
-    if family in _FIRST_HIT:
-        # position of each query's first relevant document
-        hits = ranked[ranked["value"] > 0].groupby("query_id")["pos"].min()
-        first = df["query_id"].map(hits).fillna(np.inf).to_numpy(dtype=float)
-        ok &= first >= start
-    return float(ok.sum()) / float(len(ranked))
+    if scope in ("first_hit", "set_first_hit"):
+        # a tie counts only if no preferred item comes before it: its query's first preferred tie
+        preferred = np.maximum.reduceat(key, starts) > 0 if len(key) else mixed
+        first_hit = np.full(stats.n_queries, np.inf)
+        np.minimum.at(first_hit, query[preferred], first[preferred])
+        ok &= first <= first_hit[query]
+    return int(size[ok].sum())
