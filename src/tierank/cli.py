@@ -275,7 +275,7 @@ class _DefaultGroup(click.Group):
     default_command = "eval"
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--version",)):
+        if not args or (args[0] not in self.commands and args[0] not in ("--version", "--help", "-h")):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
 
@@ -334,15 +334,23 @@ def main() -> None:
     \b
       tierank QRELS RUN [RUN]... -m MEASURE ...    evaluate (see `tierank eval --help`)
       tierank ties QRELS RUN -m MEASURE ...        how much ties move each measure
+      tierank measures [NAME]                      every measure, its parameters and names
     """
+
+
+def _measure_names() -> list[str]:
+    from .measures import measure_names
+
+    return measure_names()
 
 
 _COMMON_OPTIONS = [
     click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
                  help="Measure(s): nDCG@10, AP, P(rel=2)@5, ranx names (ndcg@10, map@100-l2), trec_eval names "
-                      "(ndcg_cut.10, P.5,10, map, recip_rank, recall.100, Rprec, success.10), the sets "
-                      "'official' and 'all_trec'. Repeat -m or list several after one -m. "
-                      "Default: trec_eval's default set (official)."),
+                      "with parameters (ndcg_cut.10, P.5,10, map, utility.2,-1,0,0), trec_eval's sets "
+                      "'official', 'all_trec' and 'set'. Repeat -m or list several after one -m. "
+                      "Default: trec_eval's default set (official). `tierank measures` lists every "
+                      "measure: " + ", ".join(_measure_names()) + "."),
     click.option("-l", "--rel-level", type=float, default=None, metavar="N",
                  help="Relevance level: grades >= N are relevant, for every measure with a rel parameter "
                       "that does not set it (like trec_eval -l; nDCG gains are unchanged)."),
@@ -565,6 +573,27 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         from .report import render_reports
 
         out = render_reports(parts, fmt, digits=digits)
+    _echo(out, nl=False)
+
+
+@main.command("measures", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("name", required=False)
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
+              show_default=True, help="Output format.")
+def measures_command(name: str | None, fmt: str) -> None:
+    """Every measure tierank computes: its parameters and defaults, its cutoff, its trec_eval names and
+    the ir-measures / ranx spellings it also accepts. With NAME, that measure in detail.
+
+    \b
+    Examples:
+      tierank measures
+      tierank measures nDCG
+      tierank measures --format markdown
+    """
+    from .measures._describe import render_measures
+
+    with _errors_to_exit():
+        out = render_measures(fmt, name)
     _echo(out, nl=False)
 
 

@@ -172,6 +172,10 @@ def parse_measure(text: str | Measure) -> Measure:
             raise InputError(f"measure {text!r}: one cutoff per measure string; write "
                              + ", ".join(repr(name) for name, _ in trec))
         return trec[0][1]
+    base = text.strip().split(".", 1)[0]
+    if "." in text and "(" not in base and base.lower() not in _LOOKUP:   # a trec_eval spelling, misspelt
+        raise InputError(f"unknown measure {base!r} in {text!r}{_suggest(base)}; `tierank measures` lists "
+                         "every measure and its trec_eval names")
     parsed = parse_measure_string(text)
     found = _LOOKUP.get(parsed.name.lower())
     if found is None:
