@@ -255,7 +255,7 @@ def histogram_rows(raw_grades: np.ndarray, keys: np.ndarray, valid: np.ndarray |
     Applies when the keys are integers with at most ``_HIST_MAX_KEYS`` distinct values in the block
     (integer distances, quantised scores) and the grades are integers with a small range: then
     ``counts[row, key, grade]`` (one ``np.bincount``) is all the expected, optimistic and pessimistic
-    modes and the bounds need (tie_math.md §5). ``keys`` are higher-is-better int64.
+    modes and the bounds need (docs/maths.md, "Computing them"). ``keys`` are higher-is-better int64.
     """
     if keys.dtype.kind != "i" or raw_grades.dtype.kind not in "iub" or keys.size == 0:
         return None

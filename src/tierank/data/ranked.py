@@ -3,7 +3,7 @@
 All queries at once, CSR-style: items of query ``q`` are ``qptr[q]:qptr[q+1]``, sorted best first
 (key descending; equal keys form a tie and stay in input order). Beside them, the judged grades of
 each query (``judged_ptr``/``judged``): for runs all judged documents of the query, retrieved or not;
-for matrices the row itself. ``R`` and the ideal DCG come from the judged grades (tie_math.md §0).
+for matrices the row itself. ``R`` and the ideal DCG come from the judged grades (docs/maths.md, "Notation").
 """
 
 from __future__ import annotations

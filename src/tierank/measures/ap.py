@@ -1,12 +1,12 @@
 """Average precision (AP, AP@k) and weighted AP (WAP@k), with the three denominators.
 
 One kernel serves both: with item weights ``w`` (AP: w = b; WAP: w = grade * b) the numerator is
-``Σ_{i<=K} b_i G_i / i`` with ``G_i = w_1 + ... + w_i`` (tie_math.md §1, "AP@k fixed denominator" and
-"WAP@k"). Per position ``i = t_{c-1} + j`` of group ``c``:
+``Σ_{i<=K} b_i G_i / i`` with ``G_i = w_1 + ... + w_i`` (docs/maths.md, section
+"Average precision"). Per position ``i = t_{c-1} + j`` of group ``c``:
 
     E[b_i G_i] = (r_c/n_c) (G_{c-1} + mu_c (1 + (j-1)(r_c-1)/(n_c-1))),   mu_c = W_c / r_c
 
-and over ``s`` slots of a group (tie_math.md §5): ``(r/n)[(G_{c-1} + mu) A_0 + mu (r-1)/(n-1) A_1]`` with
+and over ``s`` slots of a group (docs/maths.md, "Computing them"): ``(r/n)[(G_{c-1} + mu) A_0 + mu (r-1)/(n-1) A_1]`` with
 ``A_0 = Σ_{j<=s} 1/(t+j)`` and ``A_1 = Σ_{j<=s} (j-1)/(t+j) = s - (t+1) A_0``.
 
 For ``denom='retrieved'`` and a cutoff inside a group the ratio is averaged exactly by conditioning on
@@ -127,7 +127,7 @@ def average_precision(g: TieStats, m: Measure) -> np.ndarray:
     mu, Gb, Rq = grp.mu[c], grp.G_before[c], Rb[q]
 
     def value(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        # B(x) = (x/m) [ (G_{c-1} + mu) A_0 + mu (x-1)/(m-1) A_1 ]      (tie_math.md §1)
+        # B(x) = (x/m) [ (G_{c-1} + mu) A_0 + mu (x-1)/(m-1) A_1 ]      (docs/maths.md, "Average precision")
         second = divide((x - 1) * A1[idx], mf[idx] - 1)
         B = (x / mf[idx]) * ((Gb[idx] + mu[idx]) * A0[idx] + mu[idx] * second)
         return divide(S[idx] + B, Rq[idx] + x)
@@ -138,7 +138,7 @@ def average_precision(g: TieStats, m: Measure) -> np.ndarray:
 
 def retrieved_bounds(g: TieStats, opt: TieStats, pess: TieStats, m: Measure,
                      lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact min / max of AP or WAP with ``denom='retrieved'`` when k cuts a group (tie_math.md §2).
+    """Exact min / max of AP or WAP with ``denom='retrieved'`` when k cuts a group (docs/maths.md, "Bounds").
 
     For each feasible number x of relevant items of the cut group inside the top k: best = earlier
     groups optimistic, the x best relevant items first; worst = earlier groups pessimistic, the x

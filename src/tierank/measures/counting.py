@@ -1,7 +1,7 @@
 """Measures that count (relevant) items in the top k: P, R, F1, Success, Rprec, ACG, NumQ, NumRet,
 NumRel, NumRelRet.
 
-All but Success are linear in the top-k counts, so their tie-aware value uses eq. (1) of tie_math.md:
+All but Success are linear in the top-k counts, so their tie-aware value uses equation (1) of docs/maths.md ("Sums over the top k"):
 ``E[H_K] = R_{c-1} + m r_c / n_c``. Success uses the hypergeometric miss probability (§1, hit@k).
 """
 
@@ -33,13 +33,13 @@ def recall(g: TieStats, m: Measure) -> np.ndarray:
 
 
 def f1(g: TieStats, m: Measure) -> np.ndarray:
-    # F1 = 2H / (k' + R) is linear in H, so its mean is 2 E[H] / (k' + R)  (tie_math.md §1).
+    # F1 = 2H / (k' + R) is linear in H, so its mean is 2 E[H] / (k' + R)  (docs/maths.md, "Sums over the top k").
     K = g.clamp(m.cutoff)
     return divide(2.0 * _hits(g, m, K), k_prime(g, m, K) + g.judged.count_at_least(m["rel"]))
 
 
 def success(g: TieStats, m: Measure) -> np.ndarray:
-    # E[hit@k] = 1 - [R_{c-1} = 0] * prod_{i<m} (n_c - r_c - i) / (n_c - i)   (tie_math.md §1)
+    # E[hit@k] = 1 - [R_{c-1} = 0] * prod_{i<m} (n_c - r_c - i) / (n_c - i)   (docs/maths.md, "Success (hit rate)")
     r_all, before_all = g.relevant_sum(m["rel"])
     cut = g.cut(g.clamp(m.cutoff))
     before, r = before_all[cut.group], r_all[cut.group]

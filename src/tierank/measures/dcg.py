@@ -1,7 +1,7 @@
 """Discounted cumulative gain (DCG, DCG@k) and its normalised form (nDCG, nDCG@k).
 
 Linear in the gains, so the tie-aware value gives every position of a tie the tie's mean gain
-(tie_math.md §1, DCG@k; what scikit-learn's ``dcg_score`` does). The ideal DCG sorts the judged gains
+(docs/maths.md, section "Position-weighted sums"; what scikit-learn's ``dcg_score`` does). The ideal DCG sorts the judged gains
 of the query descending and does not depend on the order of the run.
 """
 
@@ -108,7 +108,7 @@ def _gain_key(m: Measure) -> tuple:
 
 
 def _dcg(g: TieStats, m: Measure, shift: np.ndarray | None) -> np.ndarray:
-    # every position of a group gets the group's mean gain: DCG_T@k of tie_math.md §1
+    # every position of a group gets the group's mean gain: docs/maths.md, "Position-weighted sums"
     gkey = _gain_key(m) + (("shifted",) if shift is not None else ())
     disc = m["discount"]
 

@@ -3,7 +3,7 @@
 ``R_i = (2^{g_i} - 1) / 2^{gmax}``, ``x_i = 1 - R_i`` (computed without forming ``2^g``: grades in the
 thousands are exact too). Tie ``c`` contributes
 ``S_c Σ_{j=1}^{s_c} (ē_{j-1} - ē_j) / (t_{c-1} + j)`` where ``S_c`` is the product of ``x`` over the earlier
-ties and ``ē_j`` the mean of the elementary symmetric polynomial of the tie's ``x`` (tie_math.md §1,
+ties and ``ē_j`` the mean of the elementary symmetric polynomial of the tie's ``x`` (docs/maths.md, section "Expected reciprocal rank";
 ERR@k). Only positive-grade items enter the recurrence; grade-0 items (x = 1) are mixed in with
 hypergeometric weights. The loops run over items of a tie and over offsets, vectorised across ties.
 """
@@ -103,7 +103,7 @@ def _tie_contributions(s: np.ndarray, n: np.ndarray, p: np.ndarray, p_first: np.
     rows = len(s)
     smax = int(s.max())
     A = int(min(p.max(initial=0), smax))
-    # ē^{(A)}_a over the positive items only: convex recurrence (tie_math.md §1 and §6)
+    # ē^{(A)}_a over the positive items only: convex recurrence (docs/maths.md, "Expected reciprocal rank")
     E = np.zeros((rows, A + 1))
     E[:, 0] = 1.0
     a_idx = np.arange(1, A + 1, dtype=np.float64)

@@ -2,7 +2,7 @@
 
 Only the first group holding a relevant item matters. With ``t`` items before it, ``n`` items and ``r``
 relevant in it, the offset J of its first relevant item has ``P(J = j) = C(n-j, r-1) / C(n, r)``
-(tie_math.md §1, RR@k), computed by the ratio recurrence ``p_{j+1} = p_j (n-j-r+1)/(n-j)``.
+(docs/maths.md, section "Reciprocal rank"), computed by the ratio recurrence ``p_{j+1} = p_j (n-j-r+1)/(n-j)``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Shared closed-form pieces: hypergeometric expectations, computed stably and vectorised.
 
 The pmf is built from its ratio recurrence, starting at the mode with weight 1 and walking outward,
-then normalised (tie_math.md §6): no binomial coefficient is ever formed, no overflow, and the ratios
+then normalised (docs/maths.md, "Computing them"): no binomial coefficient is ever formed, no overflow, and the ratios
 are quotients of exact integer products.
 """
 

@@ -2,7 +2,7 @@
 
 A :class:`TieStats` describes ranked lists only through their groups of tied items: for every group
 its query, the number of items before it in its list (``t_{c-1}``, ``first``) and its size (``n_c``),
-and the grades inside it. Measure kernels see nothing else (tie_math.md §0 notation). Two sources of
+and the grades inside it. Measure kernels see nothing else (docs/maths.md, "Notation"). Two sources of
 grades exist: the items of sorted lists (:meth:`TieStats.from_ranked`, :meth:`TieStats.singletons`)
 and per-group grade histograms (:meth:`TieStats.from_histogram`, used for Hamming distances, where
 no sort is needed at all).
@@ -588,7 +588,7 @@ class TieStats:
 
     def expected_top_sum(self, key: object, f: GradeFn, K: np.ndarray) -> np.ndarray:
         """E[Σ_{i<=K} f(g_i)] over tie orderings: earlier groups in full, m/n_c of the cut group
-        (tie_math.md eq. 1). ``K`` may be 0 for some queries (gives 0)."""
+        (docs/maths.md, equation 1). ``K`` may be 0 for some queries (gives 0)."""
         out = np.zeros(self.n_queries)
         ok = K > 0
         if not ok.any():
