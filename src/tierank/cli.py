@@ -298,10 +298,12 @@ def _is_measure(word: str) -> bool:
     if word.startswith("-") or os.path.exists(word):
         return False
     try:
-        for token in _split_measure_arg(word):
-            if trec_set(token) or token in TREC_PSEUDO or expand_trec(token) is not None:
-                continue
-            parse_measure(token)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # only asking whether it is a measure; eval reports them
+            for token in _split_measure_arg(word):
+                if trec_set(token) or token in TREC_PSEUDO or expand_trec(token) is not None:
+                    continue
+                parse_measure(token)
     except (InputError, ValueError):
         return False
     return True
@@ -453,7 +455,9 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
     if compare and len(runs) < 2:
         raise click.UsageError("--compare needs at least two runs")
     with _errors_to_exit():
-        shown, extra = expand_measures(measures or ("official",), _rel(rel_level))
+        with _reported_warnings() as caught:
+            shown, extra = expand_measures(measures or ("official",), _rel(rel_level))
+        _print_warnings(caught)
         if not shown:
             raise InputError("no measure to evaluate besides runid/num_q; add one with -m")
         out = _evaluate_and_render(qrels, runs, shown, extra, missing=missing_mode, per_query=per_query,
@@ -551,7 +555,9 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
 
     missing_mode = _missing(complete, missing)
     with _errors_to_exit():
-        shown, _ = expand_measures(measures or ("official",), _rel(rel_level))
+        with _reported_warnings() as caught:
+            shown, _ = expand_measures(measures or ("official",), _rel(rel_level))
+        _print_warnings(caught)
         shown = [m for m in shown if not m.measure.family.text]
         if not shown:
             raise InputError("no measure to report on; add one with -m")
