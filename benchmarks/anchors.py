@@ -169,6 +169,16 @@ def _tierank(ties, measures=MEASURES):
     return compute
 
 
+def _tierank_all_trec(inp):
+    """trec_eval's all_trec set (every measure, its default parameters), tie-aware, in one call."""
+    import tierank
+    from tierank.cli import expand_measures
+
+    shown, _ = expand_measures(["all_trec"])
+    measures = list(dict.fromkeys(m.measure for m in shown))
+    return tierank.evaluate(inp["qrels"], inp["run"], measures, ties="expected").mean
+
+
 def _query_codes(src):
     import pandas as pd
 
@@ -423,9 +433,9 @@ def sizes(config: dict) -> dict:
     return {"n_q": 10_000, "scale": [1000, 100_000], "dense": (1000, 100_000), "codes": (1000, 1_000_000)}
 
 
-ALL = {"tierank/expected", "tierank/trec_eval", "pytrec_eval", "ranx/dicts", "ranx/frames", "ir_measures",
+ALL = {"tierank/expected", "tierank/trec_eval", "tierank/all_trec", "pytrec_eval", "ranx/dicts", "ranx/frames", "ir_measures",
        "torchmetrics", "floors", "floor"}
-TARGETS = {"tierank/expected", "tierank/trec_eval", "pytrec_eval", "ranx/frames", "floor"}
+TARGETS = {"tierank/expected", "tierank/trec_eval", "tierank/all_trec", "pytrec_eval", "ranx/frames", "floor"}
 
 
 def _run_cases(task: str, ids: str, n_q: int, include: set, skipped: dict | None = None) -> list[Case]:
@@ -451,6 +461,8 @@ def _run_cases(task: str, ids: str, n_q: int, include: set, skipped: dict | None
     return (
         case("tierank/expected", "tierank", "expected", _identity, _tierank("expected"), modules=tr)
         + case("tierank/trec_eval", "tierank", "trec_eval", _identity, _tierank("trec_eval"), modules=tr)
+        + case("tierank/all_trec", "tierank", "all_trec (every trec_eval measure)", _identity, _tierank_all_trec,
+               modules=tr)
         + case("pytrec_eval", "pytrec_eval", "trec_eval, from dicts", _pytrec_dicts, _pytrec_eval,
                modules=("pytrec_eval",))
         + case("ranx/dicts", "ranx", "from dicts", _ranx_from_dicts, _ranx_eval, modules=("ranx",), jit=True)
