@@ -148,3 +148,32 @@ def test_cli_passes_j_and_m_through(tmp_path):
     assert out.exit_code == 0, out.output
     # -M 2: query 1 keeps z, a; -J drops z -> [a]: AP 1; query 2 keeps c, y; -J -> [c]: AP 1
     assert out.output.splitlines() == ["num_ret               \tall\t2", "map                   \tall\t1.0000"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10**9), st.sampled_from([m for m in MODES if m != "random"]))
+def test_a_measure_with_judged_only_equals_the_run_evaluated_with_judged_only(seed, mode):
+    # ir-measures' nDCG(judged_only=True): -J for one measure, beside measures on the whole run
+    qrels, run = random_case(random.Random(seed))
+    got = tierank.evaluate(qrels, run, ["nDCG(judged_only=True)", "nDCG", "P(judged=True)@3"], ties=mode,
+                           bounds=mode == "expected", missing="zero")
+    whole = tierank.evaluate(qrels, run, ["nDCG"], ties=mode, bounds=mode == "expected", missing="zero")
+    kept = tierank.evaluate(qrels, run, ["nDCG", "P@3"], ties=mode, bounds=mode == "expected", missing="zero",
+                            judged_only=True)
+    assert list(got.per_query.columns) == ["nDCG(judged_only=True)", "nDCG", "P(judged=True)@3"]
+    assert got.per_query["nDCG"].tolist() == whole.per_query["nDCG"].tolist()
+    assert got.per_query["nDCG(judged_only=True)"].tolist() == kept.per_query["nDCG"].tolist()
+    assert got.per_query["P(judged=True)@3"].tolist() == kept.per_query["P@3"].tolist()
+    if mode == "expected":
+        assert got.upper["nDCG(judged_only=True)"].tolist() == kept.upper["nDCG"].tolist()
+
+
+def test_judged_only_prints_and_has_no_trec_eval_name():
+    from tierank.measures import parse_measure, trec_output_name
+
+    m = parse_measure("nDCG(judged=True)@10")
+    assert str(m) == "nDCG(judged_only=True)@10" and m.judged_only
+    assert trec_output_name(m) is None
+    assert not parse_measure("nDCG@10").judged_only
+    with pytest.raises(InputError, match="judged_only must be True or False"):
+        parse_measure("nDCG(judged_only=1)")

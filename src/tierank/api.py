@@ -106,6 +106,17 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     parsed = parse_measures(measures)
     lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32, judged_only=judged_only,
                           max_docs=max_docs, ties=ties, bounds=bounds, seed=seed)
+    plain = {text: m for text, m in parsed.items() if not m.judged_only}
+    judged = {text: m for text, m in parsed.items() if m.judged_only}
+    results = [_evaluate_prepared(plain, lists, ties, bounds, seed, no_relevant)] if plain else []
+    if judged:   # measures with judged_only=True: on the judged documents only (-J for these measures)
+        results.append(_evaluate_prepared(judged, judged_part(lists, ties, bounds, seed), ties, bounds, seed,
+                                          no_relevant))
+    return results[0] if len(results) == 1 else merge_results(parsed, results)
+
+
+def _evaluate_prepared(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
+                       no_relevant: str) -> Results:
     values: dict = {}
     lower: dict = {}
     upper: dict = {}
@@ -114,6 +125,26 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
                                               seed=seed, labels=lists.labels, no_relevant=no_relevant)
     return assemble_results(parsed, lists, values, lower if bounds else None, upper if bounds else None,
                             ties=ties, no_relevant=no_relevant)
+
+
+def judged_part(lists: "PreparedLists", ties: str, bounds: bool, seed: int) -> "PreparedLists":
+    """The lists with the retrieved documents that have no judgment dropped (trec_eval -J)."""
+    kept = restrict(lists.ranked, lists.labels, judged_only=True, ties=ties, bounds=bounds, seed=seed)
+    return PreparedLists(kept.ranked, kept.labels, np.concatenate([lists.empty_labels, kept.emptied_labels]),
+                         list(lists.empty_grades) + kept.emptied_judged)
+
+
+def merge_results(parsed: dict, parts: list[Results]) -> Results:
+    """One Results with the columns of several (same queries), in the order of ``parsed``."""
+    first = parts[0]
+
+    def frame(attr: str) -> pd.DataFrame | None:
+        if getattr(first, attr) is None:
+            return None
+        joined = pd.concat([getattr(r, attr).reindex(first.per_query.index) for r in parts], axis=1)
+        return joined[list(parsed)]
+    return Results(per_query=frame("per_query"), lower=frame("lower"), upper=frame("upper"), ties=first.ties,
+                   measures=parsed)
 
 
 @dataclass

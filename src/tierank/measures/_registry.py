@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import warnings
 from typing import Iterable
 
@@ -44,6 +45,9 @@ _NOT_YET_TREC = {
     "rbp": "measure 'rbp': trec_eval's rbp (p=0.9, graded gains scaled to [0, 1]) is not available yet; "
            "RBP(p=0.9) is binary rank-biased precision (relevant: grade >= rel), as ir-measures computes it",
 }
+
+
+_TREC_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def measure_names() -> list[str]:
@@ -94,6 +98,8 @@ def trec_output_name(m: Measure) -> str | None:
     >>> trec_output_name(parse_measure("nDCG(gain='exp2')@10")) is None
     True
     """
+    if m.judged_only:   # trec_eval has -J for a whole run, not a measure of its own
+        return None
     defaults = {k: p.default for k, p in m.family.params.items()}
     params = m.params
     for trec in m.family.trec:
@@ -173,7 +179,7 @@ def parse_measure(text: str | Measure) -> Measure:
                              + ", ".join(repr(name) for name, _ in trec))
         return trec[0][1]
     base = text.strip().split(".", 1)[0]
-    if "." in text and "(" not in base and base.lower() not in _LOOKUP:   # a trec_eval spelling, misspelt
+    if "." in text and _TREC_WORD.match(base) and base.lower() not in _LOOKUP:   # a trec_eval name, misspelt
         raise InputError(f"unknown measure {base!r} in {text!r}{_suggest(base)}; `tierank measures` lists "
                          "every measure and its trec_eval names")
     parsed = parse_measure_string(text)

@@ -171,7 +171,14 @@ class MeasureFamily:
         return self.value_range is not None and tuple(self.value_range) == (0.0, 1.0)
 
     def bind(self, params: dict[str, Any], cutoff: int | None, text: str) -> "Measure":
-        """Check parameters and cutoff against the declaration and return a :class:`Measure`."""
+        """Check parameters and cutoff against the declaration and return a :class:`Measure`.
+
+        ``judged_only`` (ir-measures; ``judged`` is taken for it) is accepted by every measure: the
+        measure is computed on the retrieved documents that have a judgment (trec_eval ``-J``)."""
+        params = dict(params)
+        judged_only = params.pop("judged_only", params.pop("judged", False))
+        if not isinstance(judged_only, bool):
+            raise InputError(f"measure {text!r}: judged_only must be True or False, got {judged_only!r}")
         unknown = sorted(set(params) - set(self.params))
         if unknown:
             accepted = ", ".join(self.params) or "none"
@@ -195,6 +202,8 @@ class MeasureFamily:
             raise InputError(f"measure {text!r}: {self.name} needs a cutoff k, e.g. '{self.name}@10'")
         if cutoff is not None and self.cutoff == "none":
             raise InputError(f"measure {text!r}: {self.name} takes no cutoff k")
+        if judged_only:
+            values["judged_only"] = True
         return Measure(self, tuple(sorted(values.items(), key=lambda kv: kv[0])), cutoff, text)
 
 
@@ -223,6 +232,11 @@ class Measure:
     def params(self) -> dict[str, Any]:
         return dict(self.items)
 
+    @property
+    def judged_only(self) -> bool:
+        """Whether the measure is computed on judged documents only (``judged_only=True``)."""
+        return dict(self.items).get("judged_only", False)
+
     def __getitem__(self, key: str) -> Any:
         return dict(self.items)[key]
 
@@ -237,7 +251,7 @@ class Measure:
 
     def __str__(self) -> str:
         shown = [f"{k}={v!r}" for k, v in self.items
-                 if v != self.family.params[k].default and not (k == "dcg" and v is None)]
+                 if k == "judged_only" or (v != self.family.params[k].default and not (k == "dcg" and v is None))]
         out = self.name + (f"({', '.join(shown)})" if shown else "")
         return out + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
