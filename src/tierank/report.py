@@ -221,7 +221,9 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
         ms = list(objects.values())
         values = evaluate_stats(orderings, ms, "expected", bounds=True, labels=lists.labels,
                                 no_relevant=no_relevant)
+        orderings.forget()   # the best / worst orderings are done with: trec_eval's takes their memory
         trec = evaluate_stats(orderings, ms, "trec_eval", labels=lists.labels, no_relevant=no_relevant)
+        orderings.forget()
     expected = assemble_results(objects, lists, *values, ties="expected", no_relevant=no_relevant)
     trec_res = assemble_results(objects, lists, trec[0], None, None, ties="trec_eval", no_relevant=no_relevant)
     if name is None:

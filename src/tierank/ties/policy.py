@@ -209,6 +209,10 @@ class TieOrderings:
         judged = Judged.from_csr(ranked.judged_ptr, ranked.judged)
         return cls(TieStats.from_ranked(ranked, judged), ranked, seed)
 
+    def forget(self) -> None:
+        """Drop the cached orderings (memory), keeping the expected statistics."""
+        self._cache.clear()
+
     def fixed(self, mode: str) -> TieStats:
         """Statistics for a measure-independent fixed order (input, trec_eval, random)."""
         if mode in self._cache:
