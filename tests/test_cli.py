@@ -323,7 +323,9 @@ def test_gzip_files_on_the_command_line(tmp_path):
 
 
 def test_help_and_version():
-    res = run_cli("--help")
+    res = run_cli("--help")   # the commands
+    assert res.exit_code == 0 and all(c in res.stdout for c in ("eval", "ties", "measures"))
+    res = run_cli("eval", "--help")
     assert res.exit_code == 0 and "QRELS RUN" in res.stdout and "tierank ties --help" in res.stdout
     assert run_cli("ties", "--help").exit_code == 0
     version = run_cli("--version")

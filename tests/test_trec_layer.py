@@ -198,3 +198,26 @@ def test_relstring_is_not_compared():
     run = {"a": {"d": 1.0}, "b": {"d": 1.0}}
     with pytest.raises(InputError, match="RelString is text"):
         tierank.compare(qrels, {"x": run, "y": run}, ["relstring", "AP"])
+
+
+def test_trec_format_labels_runs_and_keeps_bounds(tmp_path):
+    from click.testing import CliRunner
+    from tierank.cli import main
+
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "r1").write_text("1 Q0 a 1 1.0 t\n1 Q0 b 2 1.0 t\n")   # a and b tie: AP in [1/2, 1]
+    (tmp_path / "r2").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    out = CliRunner().invoke(main, [str(tmp_path / "q"), str(tmp_path / "r1"), str(tmp_path / "r2"), "-m", "map",
+                                    "-f", "trec", "--bounds"])
+    assert out.exit_code == 0, out.output
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert [(name.strip(), q, v) for name, q, v in rows] == [
+        ("run", "all", "r1"), ("map", "all", "0.7500"), ("map:min", "all", "0.5000"), ("map:max", "all", "1.0000"),
+        ("run", "all", "r2"), ("map", "all", "1.0000"), ("map:min", "all", "1.0000"), ("map:max", "all", "1.0000")]
+
+
+def test_measures_have_a_readable_repr():
+    m = parse_measure("ndcg_cut.10")
+    assert repr(m) == "Measure('nDCG@10')"
+    assert parse_measure(str(m)) == m
+    assert repr(m.family).startswith("<measure family nDCG:")

@@ -208,9 +208,10 @@ def render(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: st
         ``trec`` only: print trec_eval's ``runid`` and ``num_q`` lines (it prints them when they are
         asked for, as in its default measure set).
     """
-    if fmt == "trec":
-        return "".join(trec_eval_text(r, measures, per_query=per_query, digits=digits,
-                                      show_runid=show_runid, show_num_q=show_num_q) for r in runs)
+    if fmt == "trec":   # several runs: each block starts with a line naming its run
+        return "".join(trec_eval_text(r, measures, per_query=per_query, digits=digits, bounds=bounds,
+                                      show_runid=show_runid, show_num_q=show_num_q, label=len(runs) > 1)
+                       for r in runs)
     if fmt == "json":
         return json_text(runs, measures, per_query=per_query, bounds=bounds)
     if fmt == "csv":
@@ -297,12 +298,15 @@ def _union_index(indexes: Sequence[pd.Index]) -> list:
 
 
 def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_query: bool = False,
-                   digits: int = 4, show_runid: bool = False, show_num_q: bool = False) -> str:
+                   digits: int = 4, show_runid: bool = False, show_num_q: bool = False,
+                   bounds: bool = False, label: bool = False) -> str:
     """trec_eval's output: ``%-22s\\t%s\\t%.4f`` lines, per query (string order) then ``all``.
 
     Measures are named as trec_eval names them (``P_5``, ``ndcg_cut_10``, ``num_rel_ret``) and put in
     trec_eval's order; counts are printed as integers. ``runid`` (the run's tag) and ``num_q`` lines
-    come first in the ``all`` block when asked for.
+    come first in the ``all`` block when asked for. With ``bounds``, each value line is followed by
+    ``name:min`` and ``name:max`` lines (the minimum and maximum over tie orderings; not trec_eval's).
+    With ``label`` (several runs in one output) the block starts with a ``run`` line naming the run.
     """
     from .measures import trec_prints_per_query
 
@@ -315,8 +319,11 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
             ordered.append(m)
     lines: list[str] = []
 
-    def line(name: str, qid: str, value: str) -> None:
+    def line(name: str, qid: str, value: str, lo: str | None = None, hi: str | None = None) -> None:
         lines.append(f"{name:<22}\t{qid}\t{value}")
+        if lo is not None:
+            lines.append(f"{name + ':min':<22}\t{qid}\t{lo}")
+            lines.append(f"{name + ':max':<22}\t{qid}\t{hi}")
 
     def value(v: Any, m: ShownMeasure) -> str:
         if m.measure.family.text:
@@ -325,20 +332,28 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
             return str(int(v))
         return f"{v:.{digits}f}"
 
+    if label:
+        line("run", "all", run.name)
     if per_query:
         frame = run.results.per_query
         queries = sorted(frame.index, key=str)
         for q in queries:
             for m in ordered:
                 if m.trec_name is None or trec_prints_per_query(m.trec_name):
-                    line(m.trec_name or str(m.measure), str(q), value(run.column(m).loc[q], m))
+                    lo = hi = None
+                    if bounds and not m.measure.family.text:
+                        lo = value(run.column(m, "lower").loc[q], m)
+                        hi = value(run.column(m, "upper").loc[q], m)
+                    line(m.trec_name or str(m.measure), str(q), value(run.column(m).loc[q], m), lo, hi)
     if show_runid:
         line("runid", "all", run.runid or run.name)
     if show_num_q:
         line("num_q", "all", str(len(run.results.per_query)))
     for m in ordered:
         if not m.measure.family.text:   # text (relstring): per query only, as trec_eval
-            line(m.trec_name or str(m.measure), "all", value(run.mean(m), m))
+            lo, hi = ((value(run.mean(m, "lower"), m), value(run.mean(m, "upper"), m)) if bounds
+                      else (None, None))
+            line(m.trec_name or str(m.measure), "all", value(run.mean(m), m), lo, hi)
     return "\n".join(lines) + ("\n" if lines else "")
 
 

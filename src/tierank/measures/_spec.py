@@ -158,6 +158,9 @@ class MeasureFamily:
     tie_scope: str = "rank"
     trec: tuple = ()
 
+    def __repr__(self) -> str:
+        return f"<measure family {self.name}: {self.summary}>"
+
     def __reduce__(self) -> tuple:
         # a registered family pickles as a reference to the registry (unpickled: the same object)
         key = (self.name, "radius" in self.params)
@@ -254,6 +257,15 @@ class Measure:
                  if k == "judged_only" or (v != self.family.params[k].default and not (k == "dcg" and v is None))]
         out = self.name + (f"({', '.join(shown)})" if shown else "")
         return out + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+    def __repr__(self) -> str:
+        """``Measure('nDCG@10')``: the canonical spelling, which parses back to an equal measure.
+
+        >>> from tierank import parse_measure
+        >>> parse_measure("ndcg_cut.10")
+        Measure('nDCG@10')
+        """
+        return f"Measure({str(self)!r})"
 
     def __hash__(self) -> int:
         return hash((self.name, repr(self.items), self.cutoff))
