@@ -68,6 +68,13 @@ VARIANTS: dict[tuple[str, bool], list[str]] = {
     ("Bpref", False): ["Bpref", "Bpref(rel=0)", "Bpref(rel=2)"],
     ("GMAP", False): ["GMAP", "GMAP(rel=2)"],
     ("RelString", False): ["RelString", "RelString(length=3)"],
+    ("RBPResid", False): ["RBPResid", "RBPResid(p=0.5)"],
+    ("RprecMult", False): ["RprecMult", "RprecMult(mult=0.2)", "RprecMult(mult=2, rel=2)"],
+    ("Hits", False): ["Hits@{k}", "Hits(rel=2)@{k}"],
+    ("SetRelP", False): ["SetRelP", "SetRelP(rel=2)"],
+    ("SetAP", False): ["SetAP", "SetAP(rel=0)"],
+    ("Utility", False): ["Utility", "Utility(a=2, b=-1, c=0.5, d=1, N=50)"],
+    ("BinG", False): ["BinG", "BinG(rel=2)"],
     ("GMBpref", False): ["GMBpref", "GMBpref(rel=0)"],
     ("P", True): ["P(radius=0)", "P(radius=1, empty='one')", "P(radius=1.5, empty='skip')", "P(radius=2, rel=0)"],
     ("R", True): ["R(radius=1)", "R(radius=0, rel=2)"],
@@ -96,7 +103,8 @@ def test_every_family_has_variants_and_a_range():
             assert family.value_range is None and family.aggregate == "none"
             continue
         lo, hi = family.value_range
-        assert lo <= hi and lo == 0.0, (key, family.value_range)
+        # Utility's coefficients may be negative: its values are any real number
+        assert lo <= hi and (lo == 0.0 or family.value_range == (-math.inf, math.inf)), (key, family.value_range)
         for t in VARIANTS[key]:
             m = parse_measure(t.replace("{k}", "3"))
             assert m.family is family, (t, key)

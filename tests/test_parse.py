@@ -59,7 +59,8 @@ def test_equal_measures_compare_equal_and_hash_alike():
 @pytest.mark.parametrize("text, pattern", [
     ("Foo@3", "unknown measure 'Foo'.*known measures: P, R"),
     ("P(bogus=1)@3", "unknown parameter 'bogus'.*accepted: rel, clip"),
-    ("P", "needs a cutoff"),
+    ("P", "trec_eval.s .P. means .P_5., .P_10."),
+    ("R", "needs a cutoff"),
     ("Rprec@5", "takes no cutoff"),
     ("P@0", "positive integer"),
     ("P@-1", "positive integer"),
@@ -68,7 +69,7 @@ def test_equal_measures_compare_equal_and_hash_alike():
     ("P(clip=1)@3", "clip must be True or False"),
     ("AP(denom='all')", "denom must be one of"),
     ("nDCG(dcg='exp-log2', gain='linear')", None),   # the default gain is not a contradiction
-    ("P.5,10", "one cutoff per measure string"),
+    ("P.5,10", "one measure per string"),
     ("P(rel=1", "expected"),
     ("P@5 extra", "unexpected"),
     ("ERR(max_grade=0)@3", "max_grade must be > 0"),

@@ -8,7 +8,7 @@ import warnings
 from typing import Iterable
 
 from ..errors import InputError
-from . import ap, bpref, counting, dcg, err, judged, radius, rbp, relstring, rr, sets
+from . import ap, bing, bpref, counting, dcg, err, judged, radius, rbp, relstring, rr, sets
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
 from ._trec import TREC_EVAL_TABLE, TREC_SETS, TrecName, split_trec_text
@@ -17,7 +17,7 @@ __all__ = ["REGISTRY", "TREC_INDEX", "parse_measure", "parse_measures", "measure
            "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
 
 REGISTRY: dict[str, MeasureFamily] = {
-    f.name: f for module in (counting, ap, rr, dcg, err, judged, sets, rbp, bpref, relstring) for f in module.FAMILIES
+    f.name: f for module in (counting, ap, rr, dcg, err, judged, sets, rbp, bpref, bing, relstring) for f in module.FAMILIES
 }
 
 _LOOKUP: dict[str, tuple[MeasureFamily, dict]] = {}
@@ -41,10 +41,7 @@ TREC_PSEUDO = frozenset({"runid"})
 
 # trec_eval spellings whose trec_eval definition differs from the measure of the same name here: an error
 # rather than a different number under a familiar name
-_NOT_YET_TREC = {
-    "rbp": "measure 'rbp': trec_eval's rbp (p=0.9, graded gains scaled to [0, 1]) is not available yet; "
-           "RBP(p=0.9) is binary rank-biased precision (relevant: grade >= rel), as ir-measures computes it",
-}
+_NOT_YET_TREC: dict[str, str] = {}
 
 
 _TREC_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -172,11 +169,14 @@ def parse_measure(text: str | Measure) -> Measure:
     if text.strip() in TREC_SETS or text.strip() in TREC_PSEUDO:
         raise InputError(f"{text.strip()!r} is a trec_eval measure set or pseudo-measure, not one measure; "
                          "give it to the command line (-m) or list the measures")
-    trec = expand_trec(text) if text.lower() not in _LOOKUP else None
+    # a trec_eval name (exact case) means what trec_eval means: 'rbp' is p=0.9, 'RBP' ir-measures' p=0.8
+    exact_trec = text.strip() in TREC_INDEX
+    trec = expand_trec(text) if exact_trec or text.lower() not in _LOOKUP else None
     if trec is not None:
         if len(trec) != 1:
-            raise InputError(f"measure {text!r}: one cutoff per measure string; write "
-                             + ", ".join(repr(name) for name, _ in trec))
+            raise InputError(f"measure {text!r}: one measure per string; trec_eval's {text.strip()!r} means "
+                             + ", ".join(repr(name) for name, _ in trec)
+                             + f": write one of them (e.g. {trec[0][0]!r}, or {str(trec[0][1])!r})")
         return trec[0][1]
     base = text.strip().split(".", 1)[0]
     if "." in text and _TREC_WORD.match(base) and base.lower() not in _LOOKUP:   # a trec_eval name, misspelt

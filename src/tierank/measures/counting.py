@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ties.groups import TieStats
 from ._common import CLIP, REL, REL_OR_ALL, binary_preference, divide, grade_preference, k_prime, positive_grade
-from ._spec import Measure, MeasureFamily
+from ._spec import Measure, MeasureFamily, Param, bool_param, real_param
 from ._trec import TREC_CUTOFFS, TrecName
 
 
@@ -24,7 +24,10 @@ def _hits(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:
 
 def precision(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
-    return divide(_hits(g, m, K), k_prime(g, m, K))
+    den = k_prime(g, m, K)
+    if m["clip_at_r"]:   # TF Similarity's clip_at_r, trec_eval's relative_P: the best precision possible
+        den = np.minimum(den, g.judged.count_at_least(m["rel"]))
+    return divide(_hits(g, m, K), den)
 
 
 def recall(g: TieStats, m: Measure) -> np.ndarray:
@@ -60,6 +63,17 @@ def rprec(g: TieStats, m: Measure) -> np.ndarray:
     return divide(_hits(g, m, K), R)
 
 
+def rprec_mult(g: TieStats, m: Measure) -> np.ndarray:
+    # trec_eval Rprec_mult: precision at rank K = (long)(mult R + 0.9), divided by K beyond the list too
+    R = g.judged.count_at_least(m["rel"])
+    K = np.floor(m["mult"] * R + 0.9)
+    return divide(_hits(g, m, np.minimum(K, g.lengths).astype(np.int64)), K)
+
+
+def hits(g: TieStats, m: Measure) -> np.ndarray:
+    return _hits(g, m, g.clamp(m.cutoff))
+
+
 def acg(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
     return divide(g.expected_top_sum("g+", positive_grade, K), k_prime(g, m, K))
@@ -93,10 +107,26 @@ def num_rel_ret(g: TieStats, m: Measure) -> np.ndarray:
     return _hits(g, m, g.lengths)
 
 
+CLIP_AT_R = Param(False, bool_param("clip_at_r"), "divide by min(k, R), the best precision possible "
+                  "(TF Similarity clip_at_r; trec_eval relative_P)")
+MULT = Param(1, real_param("mult", minimum=0), "the cutoff as a multiple of R: rank floor(mult R + 0.9)")
+
+
+def _mult(level: float) -> dict:
+    return {"mult": MULT.check(level)}
+
+
+def _show_mult(values: dict) -> float:
+    return values["mult"]
+
+
 FAMILIES = [
-    MeasureFamily("P", "precision: relevant items in the top k, divided by k", {"rel": REL, "clip": CLIP},
-                  "required", precision, binary_preference, aliases=(("precision", {}),), value_range=(0.0, 1.0),
-                  trec=(TrecName("P", "cutoffs", TREC_CUTOFFS),), reads="top_k", tie_scope="set"),
+    MeasureFamily("P", "precision: relevant items in the top k, divided by k (clip_at_r: by min(k, R))",
+                  {"rel": REL, "clip": CLIP, "clip_at_r": CLIP_AT_R}, "required", precision, binary_preference,
+                  aliases=(("precision", {}), ("relative_P", {"clip_at_r": True})), value_range=(0.0, 1.0),
+                  trec=(TrecName("P", "cutoffs", TREC_CUTOFFS),
+                        TrecName("relative_P", "cutoffs", TREC_CUTOFFS, preset=(("clip_at_r", True),))),
+                  reads="top_k", tie_scope="set"),
     MeasureFamily("R", "recall: relevant items in the top k, divided by all relevant (R)", {"rel": REL},
                   "required", recall, binary_preference, aliases=(("recall", {}),), value_range=(0.0, 1.0),
                   trec=(TrecName("recall", "cutoffs", TREC_CUTOFFS),), reads="top_k", tie_scope="set"),
@@ -108,6 +138,14 @@ FAMILIES = [
     MeasureFamily("Rprec", "R-precision: precision at rank R", {"rel": REL}, "none", rprec,
                   binary_preference, aliases=(("r-precision", {}), ("r_precision", {})), value_range=(0.0, 1.0),
                   trec=(TrecName("Rprec"),), tie_scope="set_R"),
+    MeasureFamily("RprecMult", "precision at rank floor(mult R + 0.9) (trec_eval Rprec_mult)",
+                  {"rel": REL, "mult": MULT}, "none", rprec_mult, binary_preference, aliases=(("Rprec_mult", {}),),
+                  value_range=(0.0, 1.0),
+                  trec=(TrecName("Rprec_mult", "levels", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+                                 sets=("mult",), bind=_mult, show=_show_mult),)),
+    MeasureFamily("Hits", "relevant items in the top k, a count averaged over queries (ranx hits@k)",
+                  {"rel": REL}, "required", hits, binary_preference, aliases=(("hits", {}),),
+                  value_range=(0.0, math.inf), reads="top_k", tie_scope="set"),
     MeasureFamily("ACG", "average cumulative gain: mean grade in the top k",
                   {"clip": CLIP}, "required", acg, grade_preference, value_range=(0.0, math.inf), reads="top_k", tie_scope="set"),
     # NumQ's rel says which queries have a relevant item (no_relevant="skip" leaves the others out)

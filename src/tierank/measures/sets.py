@@ -1,11 +1,16 @@
-"""Set measures over the whole retrieved list (trec_eval set_P, set_recall, set_F): SetP, SetR, SetF.
+"""Set measures over the whole retrieved list: SetP, SetR, SetF, SetRelP, SetAP (trec_eval set_P,
+set_recall, set_F, set_relative_P, set_map) and Utility (trec_eval utility).
 
 With H relevant retrieved, n retrieved and R relevant judged documents, SetP = H / n, SetR = H / R and
 trec_eval's set_F with parameter x, ``(x + 1) P R / (x P + R)``, simplifies to ``(x + 1) H / (x R + n)``
-(0 when H = 0). None depends on the order of the list, so every tie mode gives the same value.
+(0 when H = 0); set_relative_P is ``H / min(n, R)``, set_map ``SetP * SetR``, utility
+``a H + b (n - H) + c (R - H) + d (N - n - R + H)`` with N the collection size. None depends on the
+order of the list, so every tie mode gives the same value.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -38,6 +43,39 @@ def set_f(g: TieStats, m: Measure) -> np.ndarray:
     return divide((x + 1.0) * H, x * R + n)
 
 
+def set_relative_p(g: TieStats, m: Measure) -> np.ndarray:
+    # trec_eval set_relative_P: H / min(n, R), the set precision over the best one possible
+    H, n, R = _counts(g, m)
+    return divide(H, np.minimum(n, R))
+
+
+def set_ap(g: TieStats, m: Measure) -> np.ndarray:
+    # trec_eval set_map, ir-measures SetAP: SetP * SetR = H^2 / (n R)
+    H, n, R = _counts(g, m)
+    return divide(H * H, n * R)
+
+
+def utility(g: TieStats, m: Measure) -> np.ndarray:
+    # trec_eval utility: a H + b (n - H) + c (R - H) + d (N - n - R + H), N the collection size
+    H, n, R = _counts(g, m)
+    a, b, c, d, N = (float(m[k]) for k in ("a", "b", "c", "d", "N"))
+    return a * H + b * (n - H) + c * (R - H) + d * (N + H - n - R)
+
+
+def _trec_coefficients(text: str) -> dict:
+    """trec_eval's ``utility.2,-1,0,0``: the four coefficients a, b, c, d."""
+    values = parse_doubles(text)
+    if len(values) != 4:
+        raise ValueError(f"utility takes four coefficients a,b,c,d, got {len(values)}")
+    return dict(zip("abcd", values))
+
+
+def _show_coefficients(values: dict) -> str:
+    if [values[k] for k in "abcd"] == [1, -1, 0, 0]:
+        return ""
+    return ",".join(f"{values[k]:g}" for k in "abcd")
+
+
 def _order_free(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
     return [np.zeros(len(grades))]
 
@@ -54,6 +92,14 @@ def _show_beta(values: dict) -> str:
     return "" if values["beta"] == 1 else f"{values['beta']:g}"
 
 
+_UTILITY = {
+    "a": Param(1, real_param("a"), "gain per relevant retrieved document"),
+    "b": Param(-1, real_param("b"), "gain per non-relevant retrieved document (judged or not)"),
+    "c": Param(0, real_param("c"), "gain per relevant document not retrieved"),
+    "d": Param(0, real_param("d"), "gain per non-relevant document not retrieved (needs N)"),
+    "N": Param(0, real_param("N", minimum=0), "documents in the collection (trec_eval -N; 0 by default)"),
+}
+
 BETA = Param(1, real_param("beta", minimum=0),
              "trec_eval's set_F parameter x (ir-measures beta): F = (x + 1) P R / (x P + R); x is the "
              "weight of recall, the square of van Rijsbergen's beta")
@@ -69,4 +115,15 @@ FAMILIES = [
                   {"rel": REL, "beta": BETA}, "none", set_f, _order_free, aliases=(("set_F", {}),),
                   value_range=(0.0, 1.0), trec=(TrecName("set_F", "param", sets=("beta",), bind=_trec_beta,
                                                          show=_show_beta),)),
+    MeasureFamily("SetRelP", "relative set precision: relevant retrieved / min(retrieved, relevant) "
+                  "(trec_eval set_relative_P)", {"rel": REL}, "none", set_relative_p, _order_free,
+                  aliases=(("set_relative_P", {}),), value_range=(0.0, 1.0), trec=(TrecName("set_relative_P"),)),
+    MeasureFamily("SetAP", "set AP: SetP * SetR (trec_eval set_map, ir-measures SetAP)", {"rel": REL}, "none",
+                  set_ap, _order_free, aliases=(("set_map", {}),), value_range=(0.0, 1.0),
+                  trec=(TrecName("set_map"),)),
+    MeasureFamily("Utility", "a relret + b nonrelret + c relnotret + d nonrelnotret (trec_eval utility); "
+                  "not a proportion", {"rel": REL, **_UTILITY}, "none", utility, _order_free,
+                  aliases=(("utility", {}),), value_range=(-math.inf, math.inf),
+                  trec=(TrecName("utility", "param", sets=("a", "b", "c", "d"), bind=_trec_coefficients,
+                                 show=_show_coefficients),)),
 ]

@@ -1,0 +1,207 @@
+"""trec_eval 10's other measures: relative_P (P with clip_at_r), Rprec_mult, set_relative_P, set_map
+(SetAP), utility, binG, graded rbp, rbp_resid, and ranx's hits@k.
+
+Expected values come from a run-level brute force over every ordering of tied documents, written here
+from trec_eval's C definitions (m_rel_P.c, m_Rprec_mult.c, m_set_rel_P.c, m_set_map.c, m_utility.c,
+m_binG.c, m_rbp.c, m_rbp_resid.c) one position at a time, with judged, in-pool unjudged (negative grade)
+and absent documents kept apart; from pytrec_eval (trec_eval 9) on tie-free runs; and by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tierank
+from tierank.measures import parse_measure
+
+
+def plain(measure: str, ranking: list[str], qrels_q: dict) -> float:
+    """trec_eval's definitions on one ranking (grade None: absent; negative: in the pool, unjudged)."""
+    m = parse_measure(measure)
+    p, k = m.params, m.cutoff
+    grades = [qrels_q.get(d) for d in ranking]
+    rel = p.get("rel", 1)
+    relevant = [g is not None and rel is not None and g >= rel for g in grades]
+    judged_grades = [g for g in qrels_q.values() if g >= 0]
+    R = sum(1 for g in judged_grades if rel is not None and g >= rel)
+    n = len(ranking)
+    H = sum(relevant)
+    if m.name == "P":   # clip_at_r: trec_eval relative_P, rel_so_far / min(cutoff, R); 0 when R = 0
+        den = min(k, R) if p["clip_at_r"] else k
+        return sum(relevant[:k]) / den if den else 0.0
+    if m.name == "RprecMult":
+        cut = int(p["mult"] * R + 0.9)
+        return sum(relevant[:cut]) / cut if cut else 0.0
+    if m.name == "Hits":
+        return float(sum(relevant[:k]))
+    if m.name == "SetRelP":
+        return H / min(n, R) if n and R else 0.0
+    if m.name == "SetAP":
+        return H * H / (n * R) if n and R else 0.0
+    if m.name == "Utility":
+        a, b, c, d, N = p["a"], p["b"], p["c"], p["d"], p["N"]
+        return a * H + b * (n - H) + c * (R - H) + d * (N + H - n - R)
+    if m.name == "BinG":
+        total, so_far = 0.0, 0
+        for i, r in enumerate(relevant):
+            if r:
+                so_far += 1
+                total += 1.0 / math.log2(3 + i - so_far)
+        return total / R if so_far else 0.0
+    if m.name == "RBP":
+        q = p["p"]
+        top = len(ranking) if k is None else min(k, len(ranking))
+        if rel is not None:
+            gains = [1.0 if r else 0.0 for r in relevant]
+        else:   # trec_eval: gains = grades, scaled by the largest judged grade when it exceeds 1
+            scale = max(1.0, max(judged_grades, default=0.0))
+            gains = [(g / scale) if g is not None and g >= 0 else 0.0 for g in grades]
+        return (1 - q) * sum(gains[i] * q ** i for i in range(top))
+    if m.name == "RBPResid":
+        q = p["p"]
+        unj = [g is None or g < 0 for g in grades]
+        if not any(unj):
+            return 0.0
+        return q ** n + (1 - q) * sum(q ** i for i, u in enumerate(unj) if u)
+    raise ValueError(measure)
+
+
+def _orderings(run_q: dict):
+    by_score: dict[float, list[str]] = {}
+    for d, s in run_q.items():
+        by_score.setdefault(s, []).append(d)
+    groups = [by_score[s] for s in sorted(by_score, reverse=True)]
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [d for grp in combo for d in grp]
+
+
+def brute_force(measure, run_q, qrels_q):
+    vals = [plain(measure, o, qrels_q) for o in _orderings(run_q)]
+    return math.fsum(vals) / len(vals), min(vals), max(vals)
+
+
+def trec_order(run_q: dict) -> list[str]:
+    return sorted(run_q, key=lambda d: (run_q[d], d), reverse=True)
+
+
+MEASURES = ["P(clip_at_r=True)@{k}", "P(clip_at_r=True, rel=2)@{k}", "relative_P.{k}", "RprecMult",
+            "RprecMult(mult=0.2)", "RprecMult(mult=2.5, rel=2)", "Hits@{k}", "Hits(rel=2)@{k}", "SetRelP",
+            "SetRelP(rel=2)", "SetAP", "SetAP(rel=0.5)", "Utility", "Utility(a=2, b=-1, c=0.5, d=0.25, N=40)",
+            "BinG", "BinG(rel=2)", "RBP", "RBP@{k}", "RBP(p=0.5)", "rbp", "RBP(p=0, rel=None)",
+            "RBPResid", "RBPResid(p=0.5)", "rbp_resid"]
+
+
+def fill(template: str, k: int) -> str:
+    return template.replace("{k}", str(k))
+
+
+@st.composite
+def run_case(draw):
+    n_q = draw(st.integers(1, 3))
+    qrels, run = {}, {}
+    for q in range(n_q):
+        n = draw(st.integers(1, 6))
+        docs = [f"d{i}" for i in range(n + 3)]
+        scores = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+        run[f"q{q}"] = {d: float(s) for d, s in zip(docs, scores)}
+        kinds = draw(st.lists(st.sampled_from([None, -2, 0, 0, 1, 2, 3, 0.5]), min_size=n + 3, max_size=n + 3))
+        qrels[f"q{q}"] = {d: g for d, g in zip(docs, kinds) if g is not None} or {"dz": 1}
+    k = draw(st.integers(1, 8))
+    return qrels, run, k
+
+
+def _evaluate(qrels, run, measures, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tierank.TierankWarning)
+        return tierank.evaluate(qrels, run, measures, **kw)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(run_case())
+def test_runs_against_brute_force(case):
+    qrels, run, k = case
+    measures = list(dict.fromkeys(fill(t, k) for t in MEASURES))
+    exp = _evaluate(qrels, run, measures, bounds=True)
+    fixed = _evaluate(qrels, run, measures, ties="trec_eval")
+    best = _evaluate(qrels, run, measures, ties="optimistic")
+    for q in exp.per_query.index:
+        for m in measures:
+            mean, lo, hi = brute_force(m, run[q], qrels[q])
+            where = (q, m, run[q], qrels[q])
+            assert exp.per_query.loc[q, m] == pytest.approx(mean, abs=1e-12), where
+            assert exp.lower.loc[q, m] == pytest.approx(lo, abs=1e-12), where
+            assert exp.upper.loc[q, m] == pytest.approx(hi, abs=1e-12), where
+            assert best.per_query.loc[q, m] == pytest.approx(hi, abs=1e-12), where
+            assert fixed.per_query.loc[q, m] == pytest.approx(plain(m, trec_order(run[q]), qrels[q]), abs=1e-12)
+
+
+def test_brute_force_by_hand():
+    # d1 (grade 2) and d2 (not in pool) tie above d3 (grade 0); R = 1 at rel 1, judged grades {2, 0}
+    qrels = {"q": {"d1": 2, "d3": 0}}
+    run = {"q": {"d1": 1.0, "d2": 1.0, "d3": 0.0}}
+    # binG: d1 first scores 1/log2(2) = 1, second (d2 above) 1/log2(3): mean (1 + 1/log2 3) / 2
+    assert brute_force("BinG", run["q"], qrels["q"])[0] == pytest.approx((1 + 1 / math.log2(3)) / 2)
+    # graded rbp, p = 0.9: gains 2/2 = 1 for d1; d1 at rank 1 or 2: 0.1 * (1 + 0.9) / 2
+    assert brute_force("rbp", run["q"], qrels["q"])[0] == pytest.approx(0.1 * 1.9 / 2)
+    # rbp_resid: d2 unjudged at rank 1 or 2: p^3 + 0.1 * (1 + 0.9) / 2
+    assert brute_force("rbp_resid", run["q"], qrels["q"])[0] == pytest.approx(0.9 ** 3 + 0.1 * 1.9 / 2)
+    # utility (1, -1, 0, 0): H = 1, n = 3: 1 - 2 = -1 in every ordering
+    assert brute_force("Utility", run["q"], qrels["q"]) == (-1.0, -1.0, -1.0)
+    got = _evaluate(qrels, run, ["BinG", "rbp", "rbp_resid", "Utility"]).per_query.loc["q"]
+    assert got["BinG"] == pytest.approx((1 + 1 / math.log2(3)) / 2, abs=1e-15)
+    assert got["rbp"] == pytest.approx(0.095, abs=1e-15)
+
+
+def _collection(seed):
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(20):
+        n = int(rng.integers(1, 30))
+        docs = [f"d{i}" for i in rng.permutation(60)[:n + 10]]
+        run[f"q{q}"] = dict(zip(docs[:n], rng.permutation(n).astype(float)))   # distinct: one ordering
+        qrels[f"q{q}"] = {d: int(rng.choice([0, 0, 1, 2, 3])) for d in docs if rng.random() < 0.6}
+        qrels[f"q{q}"].setdefault(docs[-1], 1)
+    return qrels, run
+
+
+PYTREC = {"relative_P_5": "relative_P.5", "relative_P_10": "relative_P.10", "set_relative_P": "set_relative_P",
+          "set_map": "set_map", "utility": "utility", "binG": "binG", "Rprec_mult_0.20": "Rprec_mult_0.20",
+          "Rprec_mult_1.00": "Rprec_mult_1.00", "Rprec_mult_2.00": "Rprec_mult_2.00"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("rel", [1, 2])
+def test_pytrec_eval_crosscheck(seed, rel):
+    qrels, run = _collection(seed)
+    wanted = {"relative_P.5,10", "set_relative_P", "set_map", "utility", "binG", "Rprec_mult.0.2,1.0,2.0"}
+    want = pytrec_eval.RelevanceEvaluator(qrels, wanted, relevance_level=rel).evaluate(run)
+    measures = [parse_measure(t).replace(rel=rel) for t in PYTREC.values()]
+    for ties in ("trec_eval", "expected", "pessimistic"):
+        res = _evaluate(qrels, run, measures, ties=ties, trec_eval_version=9)
+        for q in want:
+            for trec, m in zip(PYTREC, measures):
+                assert res.per_query.loc[q, str(m)] == pytest.approx(want[q][trec], abs=1e-12), (q, trec, ties)
+
+
+@pytest.mark.parametrize("text, canonical", [
+    ("relative_P.10", "P(clip_at_r=True)@10"), ("relative_P@10", "P(clip_at_r=True)@10"),
+    ("Rprec_mult.0.2", "RprecMult(mult=0.2)"), ("hits@10", "Hits@10"), ("set_map", "SetAP"),
+    ("SetAP", "SetAP"), ("set_relative_P", "SetRelP"), ("utility.2,-1,0,0", "Utility(a=2)"),
+    ("binG", "BinG"), ("rbp", "RBP(p=0.9)"), ("rbp.p=0.8", "RBP"), ("rbp_resid", "RBPResid"),
+    ("RBP(rel=1)", "RBP(rel=1)"),
+])
+def test_names(text, canonical):
+    assert str(parse_measure(text)) == canonical
+
+
+def test_utility_needs_four_coefficients():
+    with pytest.raises(tierank.InputError, match="four coefficients"):
+        parse_measure("utility.1,2")
