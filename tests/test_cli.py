@@ -78,25 +78,6 @@ def test_reproduces_trec_eval_per_query(expected):
     assert len(got) == 3 * 46 + 48   # 46 measures per query; runid and num_q on the all line only
 
 
-def test_reproduces_trec_eval_summary():
-    # out.test: trec_eval's default measures (runid, num_q, ... P_1000), no -m
-    res = run_cli(DATA / "qrels.test", DATA / "results.test", "--ties", "trec_eval", "--format", "trec")
-    assert res.exit_code == 0, res.stderr
-    want = [line for line in (DATA / "out.test").read_text().splitlines()
-            if is_shared(line.split("\t")[0].strip())]
-    assert res.stdout.splitlines() == want
-    assert res.stdout.splitlines()[0] == "runid                 \tall\tSTANDARD"
-
-
-def test_reproduces_trec_eval_all_trec():
-    res = run_cli(DATA / "qrels.test", DATA / "results.test", "-m", "all_trec", "--ties", "trec_eval",
-                  "-f", "trec")
-    assert res.exit_code == 0, res.stderr
-    want = [line for line in (DATA / "out.test.a").read_text().splitlines()
-            if is_shared(line.split("\t")[0].strip())]
-    assert res.stdout.splitlines() == want and len(want) == 48
-
-
 def test_trec_format_prints_only_what_is_asked(monkeypatch):
     # like trec_eval -m map -m P.5: no runid / num_q lines unless asked for
     res = run_cli(DATA / "qrels.test", DATA / "results.test", "-m", "P.5", "-m", "map", "--ties", "trec_eval",

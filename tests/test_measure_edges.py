@@ -75,6 +75,8 @@ VARIANTS: dict[tuple[str, bool], list[str]] = {
     ("SetAP", False): ["SetAP", "SetAP(rel=0)"],
     ("Utility", False): ["Utility", "Utility(a=2, b=-1, c=0.5, d=1, N=50)"],
     ("BinG", False): ["BinG", "BinG(rel=2)"],
+    ("IPrec", False): ["IPrec", "IPrec(recall=0.5)", "IPrec(recall=1, rel=2, rounding='trec9')"],
+    ("IPrecAvg", False): ["IPrecAvg", "IPrecAvg(levels=(0.2, 0.7))"],
     ("GMBpref", False): ["GMBpref", "GMBpref(rel=0)"],
     ("P", True): ["P(radius=0)", "P(radius=1, empty='one')", "P(radius=1.5, empty='skip')", "P(radius=2, rel=0)"],
     ("R", True): ["R(radius=1)", "R(radius=0, rel=2)"],

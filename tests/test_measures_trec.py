@@ -71,7 +71,27 @@ def plain(measure: str, ranking: list[str], qrels_q: dict) -> float:
         if not any(unj):
             return 0.0
         return q ** n + (1 - q) * sum(q ** i for i, u in enumerate(unj) if u)
+    if m.name in ("IPrec", "IPrecAvg"):
+        levels = [p["recall"]] if m.name == "IPrec" else list(p["levels"])
+        return sum(_iprec(level, relevant, H, R, p["rounding"]) for level in levels) / len(levels)
     raise ValueError(measure)
+
+
+def _iprec(level, relevant, H, R, rounding):
+    """m_iprec_at_recall.c: walk the ranking backwards keeping the best precision seen."""
+    c = math.floor(level * R + (0.9 if rounding == "trec9" else 0.5))
+    if c > H or not relevant:
+        return 0.0
+    best, so_far, value = H / len(relevant), H, None
+    for i in range(len(relevant), 0, -1):
+        if so_far == 0:
+            break
+        best = max(best, so_far / i)
+        if relevant[i - 1]:
+            if so_far == c:
+                value = best
+            so_far -= 1
+    return best if value is None else value
 
 
 def _orderings(run_q: dict):
@@ -96,7 +116,8 @@ MEASURES = ["P(clip_at_r=True)@{k}", "P(clip_at_r=True, rel=2)@{k}", "relative_P
             "RprecMult(mult=0.2)", "RprecMult(mult=2.5, rel=2)", "Hits@{k}", "Hits(rel=2)@{k}", "SetRelP",
             "SetRelP(rel=2)", "SetAP", "SetAP(rel=0.5)", "Utility", "Utility(a=2, b=-1, c=0.5, d=0.25, N=40)",
             "BinG", "BinG(rel=2)", "RBP", "RBP@{k}", "RBP(p=0.5)", "rbp", "RBP(p=0, rel=None)",
-            "RBPResid", "RBPResid(p=0.5)", "rbp_resid"]
+            "RBPResid", "RBPResid(p=0.5)", "rbp_resid", "IPrec", "IPrec(recall=0.3)", "IPrec(recall=1, rel=2)",
+            "IPrec(recall=0.2, rounding='trec9')", "IPrecAvg", "IPrecAvg(levels=(0.25, 0.5, 0.75))", "11pt_avg"]
 
 
 def fill(template: str, k: int) -> str:
@@ -172,7 +193,9 @@ def _collection(seed):
     return qrels, run
 
 
-PYTREC = {"relative_P_5": "relative_P.5", "relative_P_10": "relative_P.10", "set_relative_P": "set_relative_P",
+PYTREC = {"iprec_at_recall_0.10": "iprec_at_recall_0.10", "iprec_at_recall_0.50": "iprec_at_recall_0.50",
+          "iprec_at_recall_1.00": "iprec_at_recall_1.00", "11pt_avg": "11pt_avg",
+          "relative_P_5": "relative_P.5", "relative_P_10": "relative_P.10", "set_relative_P": "set_relative_P",
           "set_map": "set_map", "utility": "utility", "binG": "binG", "Rprec_mult_0.20": "Rprec_mult_0.20",
           "Rprec_mult_1.00": "Rprec_mult_1.00", "Rprec_mult_2.00": "Rprec_mult_2.00"}
 
@@ -181,7 +204,8 @@ PYTREC = {"relative_P_5": "relative_P.5", "relative_P_10": "relative_P.10", "set
 @pytest.mark.parametrize("rel", [1, 2])
 def test_pytrec_eval_crosscheck(seed, rel):
     qrels, run = _collection(seed)
-    wanted = {"relative_P.5,10", "set_relative_P", "set_map", "utility", "binG", "Rprec_mult.0.2,1.0,2.0"}
+    wanted = {"relative_P.5,10", "set_relative_P", "set_map", "utility", "binG", "Rprec_mult.0.2,1.0,2.0",
+              "iprec_at_recall", "11pt_avg"}
     want = pytrec_eval.RelevanceEvaluator(qrels, wanted, relevance_level=rel).evaluate(run)
     measures = [parse_measure(t).replace(rel=rel) for t in PYTREC.values()]
     for ties in ("trec_eval", "expected", "pessimistic"):
@@ -205,3 +229,30 @@ def test_names(text, canonical):
 def test_utility_needs_four_coefficients():
     with pytest.raises(tierank.InputError, match="four coefficients"):
         parse_measure("utility.1,2")
+
+
+def test_iprec_by_hand():
+    # R = 2, relevant at ranks 2 and 3 of 4: precisions 1/2 and 2/3; level 0.5 -> c = 1: max(1/2, 2/3)
+    qrels = {"q": {"b": 1, "c": 1}}
+    run = {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    got = _evaluate(qrels, run, ["IPrec(recall=0.5)", "IPrec(recall=1)"]).per_query.loc["q"]
+    assert got.tolist() == [pytest.approx(2 / 3), pytest.approx(2 / 3)]
+    # a and b tie at the top: b first (1/1, then 2/3 for c) or a first (1/2, 2/3): mean of max(1, 2/3) and
+    # max(1/2, 2/3) = (1 + 2/3) / 2 at level 0.5
+    run = {"q": {"a": 4.0, "b": 4.0, "c": 2.0, "d": 1.0}}
+    res = _evaluate(qrels, run, ["IPrec(recall=0.5)"], bounds=True)
+    assert res.per_query.iloc[0, 0] == pytest.approx((1 + 2 / 3) / 2, abs=1e-15)
+    assert (res.lower.iloc[0, 0], res.upper.iloc[0, 0]) == (pytest.approx(2 / 3), 1.0)
+
+
+def test_iprec_beyond_the_exact_budget_names_the_query_and_tie(monkeypatch):
+    import tierank.measures.iprec as iprec
+
+    monkeypatch.setattr(iprec, "BUDGET", 50)
+    qrels = {"q7": {f"d{i}": int(i % 3 == 0) for i in range(12)}}
+    run = {"q7": {f"d{i}": 1.0 for i in range(12)}}
+    with pytest.raises(tierank.InputError, match=r"tie at ranks 1-12 \(12 documents, 4 relevant\).*'q7'"):
+        _evaluate(qrels, run, ["IPrec(recall=0.5)"])
+    # fixed orders and bounds need no enumeration
+    _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="trec_eval")
+    _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="optimistic")

@@ -104,6 +104,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
     check_no_relevant(no_relevant)
     parsed = parse_measures(measures)
+    if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
+        parsed = {text: _as_trec9(m) for text, m in parsed.items()}
     lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32, judged_only=judged_only,
                           max_docs=max_docs, ties=ties, bounds=bounds, seed=seed)
     plain = {text: m for text, m in parsed.items() if not m.judged_only}
@@ -145,6 +147,13 @@ def merge_results(parsed: dict, parts: list[Results]) -> Results:
         return joined[list(parsed)]
     return Results(per_query=frame("per_query"), lower=frame("lower"), upper=frame("upper"), ties=first.ties,
                    measures=parsed)
+
+
+def _as_trec9(m: Measure) -> Measure:
+    """The measure as trec_eval 9.x computes it (recall levels to counts by floor(x R + 0.9))."""
+    if "rounding" in m.family.params and m["rounding"] == "trec10":
+        return m.replace(rounding="trec9")
+    return m
 
 
 @dataclass

@@ -34,6 +34,7 @@ class ParsedMeasure:
     params: dict[str, Any] = field(default_factory=dict)
     cutoff: int | None = None
     text: str = ""
+    level: float | None = None   # ir-measures' IPrec@0.2: a recall level where the cutoff goes
 
 
 class _Scanner:
@@ -80,6 +81,16 @@ class _Scanner:
             out = self.text[self.pos + 1:end]
             self.pos = end + 1
             return out
+        if char in ("(", "["):   # a tuple of values: IPrecAvg(levels=(0.25, 0.5, 0.75))
+            close = ")" if char == "(" else "]"
+            self.pos += 1
+            items: list[Any] = []
+            while not self.take(close):
+                items.append(self.value())
+                if not self.take(","):
+                    self.expect(close)
+                    break
+            return tuple(items)
         if char == "{":
             self.pos += 1
             out: dict[Any, Any] = {}
@@ -102,7 +113,7 @@ class _Scanner:
             return False
         if word == "None":
             return None
-        raise self.error(f"expected a value (number, 'string', True, False, None or {{...}}), "
+        raise self.error(f"expected a value (number, 'string', True, False, None, (...) or {{...}}), "
                          f"found {word or char or 'end of text'!r}")
 
 
@@ -152,6 +163,8 @@ def parse_measure_string(text: str) -> ParsedMeasure:
         raw = sc.match(_NUMBER)
         if raw is None:
             raise sc.error("expected a cutoff k after '@'")
+        if re.fullmatch(r"0?\.\d+|1\.0*|0\.0*", raw) and not sc.peek():   # a recall level (IPrec@0.2)
+            return ParsedMeasure(name=name, params=params, cutoff=None, text=text, level=float(raw))
         if not re.fullmatch(r"[+-]?\d+", raw) or int(raw) <= 0:
             raise InputError(f"measure {text!r}: the cutoff k must be a positive integer, got {raw}")
         cutoff = int(raw)

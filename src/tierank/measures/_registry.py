@@ -8,7 +8,7 @@ import warnings
 from typing import Iterable
 
 from ..errors import InputError
-from . import ap, bing, bpref, counting, dcg, err, judged, radius, rbp, relstring, rr, sets
+from . import ap, bing, bpref, counting, dcg, err, iprec, judged, radius, rbp, relstring, rr, sets
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
 from ._trec import TREC_EVAL_TABLE, TREC_SETS, TrecName, split_trec_text
@@ -17,7 +17,7 @@ __all__ = ["REGISTRY", "TREC_INDEX", "parse_measure", "parse_measures", "measure
            "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
 
 REGISTRY: dict[str, MeasureFamily] = {
-    f.name: f for module in (counting, ap, rr, dcg, err, judged, sets, rbp, bpref, bing, relstring) for f in module.FAMILIES
+    f.name: f for module in (counting, ap, rr, dcg, err, judged, sets, rbp, bpref, bing, iprec, relstring) for f in module.FAMILIES
 }
 
 _LOOKUP: dict[str, tuple[MeasureFamily, dict]] = {}
@@ -113,19 +113,27 @@ def trec_order(output_name: str) -> tuple:
     >>> sorted(["P_10", "map", "P_5", "num_q"], key=trec_order)
     ['num_q', 'map', 'P_5', 'P_10']
     """
-    split = split_trec_text(output_name, TREC_EVAL_TABLE)
-    if split is None:
+    name = _trec_base(output_name)
+    if name is None:
         return (len(TREC_EVAL_TABLE), 0.0)
-    name, suffix, _ = split
+    suffix = output_name[len(name) + 1:]
     kind = TREC_INDEX[name][1].kind if name in TREC_INDEX else "plain"
-    number = float(suffix) if suffix is not None and kind in ("cutoffs", "levels") else 0.0
+    number = float(suffix) if suffix and kind in ("cutoffs", "levels") else 0.0
     return (TREC_EVAL_TABLE.index(name), number)
+
+
+def _trec_base(output_name: str) -> str | None:
+    """The trec_eval measure of an output name (``P_5`` -> ``P``, ``utility_2,-1,0,0`` -> ``utility``)."""
+    for name in sorted(TREC_EVAL_TABLE, key=len, reverse=True):
+        if output_name == name or output_name.startswith(name + "_"):
+            return name
+    return None
 
 
 def trec_prints_per_query(output_name: str) -> bool:
     """Whether ``trec_eval -q`` prints this measure per query (gm_map: on the summary line only)."""
-    split = split_trec_text(output_name, TREC_INDEX)
-    return split is None or TREC_INDEX[split[0]][1].per_query
+    name = _trec_base(output_name)
+    return name not in TREC_INDEX or TREC_INDEX[name][1].per_query
 
 
 def trec_set(name: str) -> tuple[str, ...] | None:
@@ -192,6 +200,10 @@ def parse_measure(text: str | Measure) -> Measure:
     if "radius" in parsed.params and family.name in radius.RADIUS_FAMILIES:
         family = radius.RADIUS_FAMILIES[family.name]   # P(radius=2): within a Hamming radius, no @k
     params = dict(preset)
+    if parsed.level is not None:   # IPrec@0.2: the level is the measure's recall parameter
+        if "recall" not in family.params:
+            raise InputError(f"measure {text!r}: the cutoff k must be a positive integer, got {parsed.level}")
+        params["recall"] = parsed.level
     for key, value in parsed.params.items():
         if key in preset and preset[key] != value:
             raise InputError(f"measure {text!r}: {parsed.name} fixes {key}={preset[key]!r}")
