@@ -59,7 +59,7 @@ def test_equal_measures_compare_equal_and_hash_alike():
 @pytest.mark.parametrize("text, pattern", [
     ("Foo@3", "unknown measure 'Foo'.*known measures: P, R"),
     ("P(bogus=1)@3", "unknown parameter 'bogus'.*accepted: rel, clip"),
-    ("P", "trec_eval.s .P. means .P_5., .P_10."),
+    ("P", "trec_eval.s .P. means it at each of its default cutoffs or levels, .P_5., .P_10."),
     ("R", "needs a cutoff"),
     ("Rprec@5", "takes no cutoff"),
     ("P@0", "positive integer"),

@@ -34,7 +34,7 @@ class ParsedMeasure:
     params: dict[str, Any] = field(default_factory=dict)
     cutoff: int | None = None
     text: str = ""
-    level: float | None = None   # ir-measures' IPrec@0.2: a recall level where the cutoff goes
+    level: float | None = field(default=None, repr=False)   # ir-measures' IPrec@0.2: a recall level
 
 
 class _Scanner:

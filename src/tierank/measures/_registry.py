@@ -182,7 +182,8 @@ def parse_measure(text: str | Measure) -> Measure:
     trec = expand_trec(text) if exact_trec or text.lower() not in _LOOKUP else None
     if trec is not None:
         if len(trec) != 1:
-            raise InputError(f"measure {text!r}: one measure per string; trec_eval's {text.strip()!r} means "
+            raise InputError(f"measure {text!r}: one measure per string; trec_eval's {text.strip()!r} means it at "
+                             "each of its default cutoffs or levels, "
                              + ", ".join(repr(name) for name, _ in trec)
                              + f": write one of them (e.g. {trec[0][0]!r}, or {str(trec[0][1])!r})")
         return trec[0][1]
