@@ -179,3 +179,20 @@ def test_compare_with_skip_leaves_nan_queries_out(files):
     assert len(data["queries"]) == 4
     means = data["means"]
     assert means[str(files / "a.run") if str(files / "a.run") in means else "a.run"]["RR"] == 0.625
+
+
+def test_the_judgments_are_read_once_for_all_runs(tmp_path, monkeypatch):
+    import tierank.io.trec as trec
+    from click.testing import CliRunner
+    from tierank.cli import main
+
+    calls = []
+    read = trec.read_qrels_columns
+    monkeypatch.setattr(trec, "read_qrels_columns", lambda path: calls.append(path) or read(path))
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    for name in ("r1", "r2", "r3"):
+        (tmp_path / name).write_text("1 Q0 a 1 1.0 t\n")
+    out = CliRunner().invoke(main, [str(tmp_path / "q")] + [str(tmp_path / n) for n in ("r1", "r2", "r3")]
+                             + ["-m", "map"])
+    assert out.exit_code == 0, out.output
+    assert calls == [str(tmp_path / "q")]

@@ -488,10 +488,14 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
     from .formats import RunResults, render
     from .io.trec import read_run_tag
 
+    from .io.frames import to_columns
+
     names = _run_names(runs)
     bar = _Progress(len(runs) + (1 if compare else 0), progress)
     results = []
     try:
+        bar.step("reading the judgments")
+        qrels = to_columns(qrels, "qrels")   # read once for every run
         for path, name in zip(runs, names):
             bar.step(f"evaluating {name}")
             with _reported_warnings() as caught:
