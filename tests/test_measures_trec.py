@@ -220,7 +220,7 @@ def test_pytrec_eval_crosscheck(seed, rel):
     ("Rprec_mult.0.2", "RprecMult(mult=0.2)"), ("hits@10", "Hits@10"), ("set_map", "SetAP"),
     ("SetAP", "SetAP"), ("set_relative_P", "SetRelP"), ("utility.2,-1,0,0", "Utility(a=2)"),
     ("binG", "BinG"), ("rbp", "RBP(p=0.9)"), ("rbp.p=0.8", "RBP"), ("rbp_resid", "RBPResid"),
-    ("RBP(rel=1)", "RBP(rel=1)"),
+    ("RBP(rel=1)", "RBP(rel=1)"), ("rbp.95", "RBP(p=0.95, rel=1)"), ("rbp.8", "RBP(rel=1)"),
 ])
 def test_names(text, canonical):
     assert str(parse_measure(text)) == canonical

@@ -21,3 +21,11 @@ def test_readme_examples_show_what_users_see():
         warnings.simplefilter("ignore")
         runner.run(parser.get_doctest("\n".join(blocks), {}, "README", str(README), 0), out=out.write)
     assert runner.summarize(verbose=False).failed == 0, out.getvalue()
+
+
+def test_readme_measure_table_is_the_registry():
+    from tierank.measures._describe import render_measures
+
+    text = README.read_text(encoding="utf-8")
+    block = text.split("<!-- measures:start -->\n", 1)[1].split("<!-- measures:end -->", 1)[0]
+    assert block == render_measures("markdown"), "regenerate with: tierank measures -f markdown"

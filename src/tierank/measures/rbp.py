@@ -111,7 +111,10 @@ _unjudged_first.params = ()  # type: ignore[attr-defined]
 
 
 def _trec_p(text: str) -> dict:
-    """trec_eval's ``rbp.p=0.8``: the persistence (other names are gains, which rbp here does not take)."""
+    """trec_eval's ``rbp.p=0.8``: the persistence (other names are gains, which rbp here does not take);
+    ranx's ``rbp.95`` (digits only): p = 0.95, binary relevance (grade >= 1), as ranx computes it."""
+    if text.isdigit():
+        return {"p": P_PARAM.check(float("0." + text)), "rel": 1}
     pairs = parse_pairs(text)
     unknown = sorted(set(pairs) - {"p"})
     if unknown:
