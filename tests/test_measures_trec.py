@@ -256,3 +256,14 @@ def test_iprec_beyond_the_exact_budget_names_the_query_and_tie(monkeypatch):
     # fixed orders and bounds need no enumeration
     _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="trec_eval")
     _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="optimistic")
+
+
+def test_iprec_total_cost_beyond_the_limit_is_an_error_up_front(monkeypatch):
+    import tierank.measures.iprec as iprec
+
+    monkeypatch.setattr(iprec, "TOTAL_BUDGET", 100)
+    qrels = {f"q{i}": {"a": 1, "c": 1} for i in range(3)}
+    run = {f"q{i}": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 0.0} for i in range(3)}
+    with pytest.raises(tierank.InputError, match=r"needs about .* operations .*3 queries.*ranks 1-4.*'q0'"):
+        _evaluate(qrels, run, ["IPrec(recall=0.5)"])
+    assert _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="trec_eval").per_query.shape == (3, 1)

@@ -13,8 +13,8 @@ inside the tie is random, and ties are independent. So ``P(max <= x) = Π_ties P
 constrained ``(a+k) / (t+o_k) <= x``; it is counted by a dynamic programme over the ``r`` order statistics
 (``O(r n)`` per value of x, integer comparisons, no rounding), at every value the tie's maximum can take
 (``r (n - r + 1)`` of them). The mean of the maximum follows from its distribution. Cost per query: the sum
-over ties of ``r^2 n (n - r + 1)``; queries above :data:`BUDGET` raise an InputError naming the query and
-the tie (never an approximation). Ties that hold only relevant or only non-relevant documents, and fixed
+over ties of ``r^2 n (n - r + 1)``; a query above :data:`BUDGET`, or a run above :data:`TOTAL_BUDGET`,
+raises an InputError naming the query and the tie (never an approximation), before the work starts. Ties that hold only relevant or only non-relevant documents, and fixed
 orders, cost nothing: every position is known. Moving a relevant document up never lowers any
 interpolated precision, so the best and worst orderings are relevant-first and relevant-last.
 """
@@ -35,6 +35,8 @@ __all__ = ["FAMILIES", "BUDGET"]
 
 #: work units (sum over ties of r^2 n (n - r + 1)) one query's exact expectation may take
 BUDGET = 20_000_000
+#: work units one evaluation may take over all queries (about a minute); beyond, an error says so up front
+TOTAL_BUDGET = 100_000_000
 
 ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -86,14 +88,38 @@ def _levels_values(g: TieStats, m: Measure, levels: tuple) -> np.ndarray:
     mixed_query[g.group_query[mixed]] = True
     known = np.flatnonzero((r > 0) & ~mixed_query[g.group_query])
     out = _fixed_values(*_known_positions(g, r, r_before, known), g.n_queries, cuts, H, mixed_query)
+    if not mixed.any():
+        return out
+    _check_total_cost(g, r, mixed)
+    cache = g.memo(("iprec_expected", rel), dict)   # shared by every level and measure of this evaluation
     for q in np.unique(g.group_query[mixed]):   # loop over queries with a tie of mixed relevance
         groups = np.flatnonzero((g.group_query == q) & (r > 0))
         ties = (r_before[groups].astype(np.int64), g.group_first[groups].astype(np.int64),
                 g.group_size[groups].astype(np.int64), r[groups].astype(np.int64))
         for col in range(len(levels)):
             c = int(cuts[q, col])
-            out[q, col] = _expected_max(ties, max(c, 1), q) if 0 < H[q] and c <= H[q] else 0.0
+            if not (0 < H[q] and c <= H[q]):
+                continue
+            key = (int(q), max(c, 1))
+            if key not in cache:
+                cache[key] = _expected_max(ties, max(c, 1), q)
+            out[q, col] = cache[key]
     return out
+
+
+def _check_total_cost(g: TieStats, r: np.ndarray, mixed: np.ndarray) -> None:
+    """An error up front, naming the costliest query, when the exact expectation would take too long."""
+    n = g.group_size.astype(np.float64)
+    cost = np.where(mixed, r.astype(np.float64) ** 2 * n * (n - r + 1), 0.0)
+    total = float(cost.sum())
+    if total > TOTAL_BUDGET:
+        worst = int(np.argmax(cost))
+        raise QueryError(f"interpolated precision: the exact expectation over all orderings of tied documents "
+                         f"needs about {total:.2g} operations here ({int(np.unique(g.group_query[mixed]).size)} "
+                         f"queries with ties of relevant and non-relevant documents), beyond the limit "
+                         f"{TOTAL_BUDGET:.2g}; the costliest tie is at ranks {int(g.group_first[worst]) + 1}-"
+                         f"{int(g.group_first[worst] + g.group_size[worst])}. Use a fixed tie mode (ties='trec_eval'), "
+                         "bounds, or leave IPrec / iprec_at_recall / 11pt_avg out", int(g.group_query[worst]))
 
 
 def _expected_max(ties: tuple, first: int, query: int) -> float:
