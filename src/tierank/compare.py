@@ -353,6 +353,32 @@ class Comparison:
             return self.tests.to_csv(index=False, lineterminator="\n")
         raise InputError(f"a comparison cannot be printed as {fmt!r}; use table, markdown, latex, json or csv")
 
+    def plot(self, measure: str | None = None, results: Mapping[str, Any] | None = None, *,
+             baseline: str | None = None, axes: Any = None) -> Any:
+        """Means (with each run's significance letters) and per-query differences to ``baseline``.
+
+        Parameters
+        ----------
+        measure : str, optional
+            A measure of the comparison (default: the first).
+        results : dict of run name to Results, optional
+            The runs' :class:`~tierank.Results`; evaluated with ``bounds=True`` they add the range
+            that ties allow to the means and the differences. Without them, the comparison's own
+            per-query values are drawn (no ranges).
+        baseline : str, optional
+            Default: the first run.
+        axes : pair of matplotlib Axes, optional
+            Default: a new pyplot figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            See :func:`tierank.plot.plot_runs` (needs matplotlib: ``pip install tierank[plot]``).
+        """
+        from .plot import plot_comparison
+
+        return plot_comparison(self, measure, results, baseline=baseline, axes=axes)
+
     def __str__(self) -> str:
         return self.to_string()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -100,6 +101,22 @@ class Results:
             table["upper"] = pd.Series(self.mean_upper)
         table.index.name = "measure"
         return table
+
+    def plot(self, measure: str | None = None, ax: Any = None, **kwargs: Any) -> Any:
+        """Per query: the value of ``measure`` and, with bounds, the exact [min, max] over tie orderings.
+
+        Queries sorted by value; see :func:`tierank.plot.plot_results` (needs matplotlib:
+        ``pip install tierank[plot]``). Returns the matplotlib Axes.
+
+        >>> import tierank
+        >>> from matplotlib.figure import Figure
+        >>> res = tierank.evaluate_matrix([[1, 0]], scores=[[1, 1]], measures=["RR"], bounds=True)
+        >>> res.plot("RR", ax=Figure().add_subplot()).get_ylabel()
+        'RR'
+        """
+        from .plot import plot_results
+
+        return plot_results(self, measure, ax=ax, **kwargs)
 
     def __eq__(self, other: object) -> bool:
         """Same class, same tie mode, measures and values (NaN equal to NaN; frames compared exactly).
