@@ -54,7 +54,7 @@ VARIANTS: dict[tuple[str, bool], list[str]] = {
                     "AP(rel=0.5, denom='retrieved')"],
     ("WAP", False): ["WAP@{k}", "WAP(rel=0)@{k}", "WAP(denom='R')@{k}", "WAP(rel=2, denom='min_k_R')@{k}"],
     ("RR", False): ["RR", "RR@{k}", "RR(rel=0)", "RR(rel=2)@{k}"],
-    ("nDCG", False): ["nDCG", "nDCG@{k}", "nDCG(gain='exp2')@{k}", "nDCG(discount='jk')",
+    ("nDCG", False): ["nDCG(discount='ln')@{k}", "nDCG(discount='log10')@{k}", "nDCG", "nDCG@{k}", "nDCG(gain='exp2')@{k}", "nDCG(discount='jk')",
                       "nDCG(gains={0: 1, 2: 0.5})@{k}", "nDCG(gain='exp2', gains={1: 3})", "nDCG(dcg='exp-log2')@{k}"],
     ("DCG", False): ["DCG", "DCG@{k}", "DCG(gain='exp2', discount='jk')@{k}", "DCG(gains={0: 0.5, 1: 2})"],
     ("ERR", False): ["ERR", "ERR@{k}", "ERR(max_grade=4)@{k}"],

@@ -210,6 +210,14 @@ class MeasureFamily:
         return Measure(self, tuple(sorted(values.items(), key=lambda kv: kv[0])), cutoff, text)
 
 
+def _shown(value: Any) -> str:
+    """A parameter value as a measure string shows it; a function by its name (it cannot be parsed back:
+    give such measures as Measure objects, e.g. ``parse_measure("nDCG@10").replace(gain=my_gain)``)."""
+    if callable(value):
+        return getattr(value, "__name__", type(value).__name__)
+    return repr(value)
+
+
 def _registered_family(name: str, radius: bool) -> "MeasureFamily | None":
     """The registered family of that name (``radius``: the Hamming-radius variant), or None."""
     from ._registry import REGISTRY
@@ -253,7 +261,7 @@ class Measure:
         return self.family.bind({**self.params, **params}, self.cutoff, self.text or str(self))
 
     def __str__(self) -> str:
-        shown = [f"{k}={v!r}" for k, v in self.items
+        shown = [f"{k}={_shown(v)}" for k, v in self.items
                  if k == "judged_only" or (v != self.family.params[k].default and not (k == "dcg" and v is None))]
         out = self.name + (f"({', '.join(shown)})" if shown else "")
         return out + (f"@{self.cutoff}" if self.cutoff is not None else "")

@@ -13,15 +13,32 @@ from typing import Any
 
 import numpy as np
 
-from ..ties.groups import TieStats, position_sum
+from ..errors import InputError
+from ..ties.groups import TieStats, position_prefix, position_sum
 from ._common import divide
 from ._spec import Measure, MeasureFamily, Param, QueryError, choice_param
 from ._trec import TREC_CUTOFFS, TrecName, parse_pairs
 
-GAIN = Param("linear", choice_param("gain", ("linear", "exp2")),
-             "gain of a grade g: 'linear' g, 'exp2' 2^g - 1 (negative grades: 0)")
-DISCOUNT = Param("log2", choice_param("discount", ("log2", "jk")),
-                 "discount of position i: 'log2' 1/log2(i+1); 'jk' 1 at i = 1, then 1/log2(i)")
+class _NameOrFunction:
+    """Checker of a parameter that is one of some names or, in Python, a function (a class, so measures
+    pickle; a module-level function pickles too, a lambda does not)."""
+
+    def __init__(self, name: str, names: tuple) -> None:
+        self.name, self.names = name, names
+
+    def __call__(self, v: Any) -> Any:
+        if callable(v):
+            return v
+        return choice_param(self.name, self.names)(v)
+
+
+GAIN = Param("linear", _NameOrFunction("gain", ("linear", "exp2")),
+             "gain of a grade g: 'linear' g, 'exp2' 2^g - 1 (negative grades: 0); in Python also a function "
+             "of an array of grades >= 0 (keras-rs gain_fn), giving gains >= 0 that grow with the grade")
+DISCOUNT = Param("log2", _NameOrFunction("discount", ("log2", "ln", "log10", "jk")),
+                 "discount of position i: 'log2' 1/log2(i+1), 'ln' 1/ln(i+1) (MatchZoo), 'log10' "
+                 "1/log10(i+1); 'jk' 1 at i = 1, then 1/log2(i); in Python also a function of an array of "
+                 "1-based ranks (keras-rs rank_discount_fn), finite, >= 0, non-increasing")
 DCG_SPELLING = Param(None, choice_param("dcg", (None, "log2", "exp-log2")),
                      "ir-measures spelling: 'log2' is gain='linear', 'exp-log2' is gain='exp2'")
 
@@ -63,7 +80,10 @@ def item_gains(m: Measure, grades: np.ndarray, shift: np.ndarray | None = None) 
     thousands stay finite.
     """
     pos = np.maximum(grades, 0.0)
-    if m["gain"] == "linear":
+    if callable(m["gain"]):
+        out = np.where(grades < 0, 0.0, _custom_gains(m["gain"], pos))
+        out = out if shift is None else np.ldexp(out, -shift)
+    elif m["gain"] == "linear":
         out = pos if shift is None else np.ldexp(pos, -shift)
     elif shift is None:
         out = np.exp2(pos)
@@ -78,6 +98,24 @@ def item_gains(m: Measure, grades: np.ndarray, shift: np.ndarray | None = None) 
     return out
 
 
+def _custom_gains(fn: Any, grades: np.ndarray) -> np.ndarray:
+    """A user's gain function on grades >= 0, checked: one finite gain >= 0 per grade."""
+    try:
+        out = np.asarray(fn(grades.copy()), dtype=np.float64)
+    except Exception as err:   # the user's function failed: say which one
+        raise InputError(f"the gain function {getattr(fn, '__name__', fn)!r} failed on an array of grades: "
+                         f"{err}") from None
+    if out.shape != grades.shape:
+        raise InputError(f"the gain function must return one gain per grade (vectorised over a numpy array), "
+                         f"got shape {out.shape} for {grades.shape}")
+    bad = ~np.isfinite(out) | (out < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"the gain function gives {out[i]!r} for grade {grades[i]:g}; gains must be finite "
+                         "and >= 0")
+    return out
+
+
 # Exponent of the largest gain a query's DCG may sum before its values are scaled by 2**-shift: sums of
 # up to 2**60 discounted gains below 2**_MAX_EXP stay far from float64's 2**1024.
 _MAX_EXP = 960
@@ -86,7 +124,12 @@ _MAX_EXP = 960
 def _gain_exponent(m: Measure, g: TieStats) -> np.ndarray:
     """Per query, an integer E with every gain of the query < 2**E (from its largest judged grade)."""
     top = g.memo("max_grade", g.judged.max_grade)
-    if m["gain"] == "linear":
+    if callable(m["gain"]):   # the largest gain of each query's judged grades
+        gains = item_gains(m, g.judged.grade)
+        top_gain = np.zeros(g.n_queries)
+        np.maximum.at(top_gain, g.judged.query, gains)
+        e = np.frexp(top_gain)[1].astype(np.float64)
+    elif m["gain"] == "linear":
         e = np.frexp(top)[1].astype(np.float64)
     else:
         e = np.ceil(top) + 1.0
@@ -120,6 +163,8 @@ def _dcg(g: TieStats, m: Measure, shift: np.ndarray | None) -> np.ndarray:
             return item_gains(m, grades, shift[q])
     with_query = shift is not None
 
+    if callable(disc) and len(g.lengths):   # a user's discount: checked over every rank used
+        position_prefix(disc, int(g.lengths.max()))
     cut = g.cut(g.clamp(m.cutoff))
     in_cut = g.subset_sum(gkey, gains, cut.group, with_query) / cut.n   # the cut group's mean gain
     last = in_cut * position_sum(disc, cut.t, cut.m)
@@ -178,7 +223,7 @@ def ndcg(g: TieStats, m: Measure) -> np.ndarray:
 
 
 def gain_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
-    if m["gain"] == "linear" or grades.size == 0 or grades.max() < _MAX_EXP:
+    if callable(m["gain"]) or m["gain"] == "linear" or grades.size == 0 or grades.max() < _MAX_EXP:
         return [item_gains(m, grades)]
     # exp2 gains beyond float64: the same order in log2 space, log2(2**g - 1) = g + log2(1 - 2**-g)
     pos = np.maximum(grades, 0.0)

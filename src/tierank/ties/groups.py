@@ -136,18 +136,24 @@ _PREFIX: dict[str, np.ndarray] = {}
 def position_prefix(kind: str, n: int) -> np.ndarray:
     """Prefix sums ``P[i] = Σ_{l=1}^{i} f(l)`` (``P[0] = 0``) of a position function, in long double.
 
-    ``kind``: ``"harmonic"`` f(l) = 1/l; ``"log2"`` f(l) = 1/log2(l+1); ``"jk"`` f(1) = 1, f(l) = 1/log2(l).
-    Cached and grown on demand; differences are exact to about 1e-18 relative on x86.
+    ``kind``: ``"harmonic"`` f(l) = 1/l; ``"log2"``, ``"ln"``, ``"log10"`` f(l) = 1/log(l+1) in that base;
+    ``"jk"`` f(1) = 1, f(l) = 1/log2(l); or a callable ``f(ranks)`` of 1-based float64 ranks (a custom
+    discount: finite, >= 0 and non-increasing, else an InputError). Cached and grown on demand;
+    differences are exact to about 1e-18 relative on x86.
     """
     have = _PREFIX.get(kind)
     if have is not None and len(have) > n:
         return have
     size = max(n + 1, 1024, 2 * (len(have) if have is not None else 0))
     i = np.arange(1, size, dtype=np.longdouble)
-    if kind == "harmonic":
+    if callable(kind):
+        f = _custom_discount(kind, np.arange(1, size, dtype=np.float64)).astype(np.longdouble)
+    elif kind == "harmonic":
         f = 1.0 / i
     elif kind == "log2":
         f = 1.0 / np.log2(i + 1)
+    elif kind in ("ln", "log10"):
+        f = 1.0 / (np.log(i + 1) if kind == "ln" else np.log10(i + 1))
     elif kind == "jk":
         f = np.ones(size - 1, dtype=np.longdouble)
         f[1:] = 1.0 / np.log2(i[1:])
@@ -159,9 +165,38 @@ def position_prefix(kind: str, n: int) -> np.ndarray:
     return out
 
 
+def _custom_discount(fn: Callable, ranks: np.ndarray, check_order: bool = True) -> np.ndarray:
+    """A user's discount at the given 1-based ranks, checked: finite, >= 0, and (over consecutive
+    ranks) non-increasing, since the bounds assume it."""
+    from ..errors import InputError
+
+    try:
+        values = np.asarray(fn(ranks.copy()), dtype=np.float64)
+    except Exception as err:   # the user's function failed: say which one
+        raise InputError(f"the discount function {getattr(fn, '__name__', fn)!r} failed on an array of "
+                         f"ranks: {err}") from None
+    if values.shape != ranks.shape:
+        raise InputError(f"the discount function must return one value per rank (vectorised over a numpy "
+                         f"array), got shape {values.shape} for {ranks.shape}")
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"the discount function gives {values[i]!r} at rank {ranks[i]:g}; discounts must be "
+                         "finite and >= 0")
+    if check_order and len(values) > 1 and (np.diff(values) > 0).any():
+        i = int(np.argmax(np.diff(values) > 0))
+        raise InputError(f"the discount function increases from rank {i + 1} to {i + 2} ({values[i]!r} < "
+                         f"{values[i + 1]!r}); discounts must not increase with the rank")
+    return values
+
+
 def _position_values(kind: str, start: np.ndarray) -> np.ndarray:
     """f(start + 1) in float64 (the one-slot case of :func:`position_sum`), computed in place."""
     i = np.add(start, 1.0)      # exact for positions below 2**53
+    if callable(kind):
+        return _custom_discount(kind, i, check_order=False)
+    if kind in ("ln", "log10"):
+        return 1.0 / (np.log(i + 1.0) if kind == "ln" else np.log10(i + 1.0))
     if kind == "harmonic":
         return np.divide(1.0, i, out=i)
     if kind == "log2":
