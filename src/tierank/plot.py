@@ -450,6 +450,8 @@ def save_plot(path: str | os.PathLike, results: Mapping[str, Any], measures: Seq
               comparison: Any = None, dpi: int = 110) -> None:
     """Write :func:`figure_for`'s figure to ``path`` (png, svg or pdf, by its extension).
 
+    The same results give the same file, byte for byte (no date in svg and pdf files).
+
     Examples
     --------
     >>> import os, tempfile, tierank
@@ -461,8 +463,10 @@ def save_plot(path: str | os.PathLike, results: Mapping[str, Any], measures: Seq
     '<?xml'
     """
     fmt = plot_format(path)
+    matplotlib = _matplotlib()
     fig = figure_for(results, measures, comparison=comparison)
-    fig.savefig(os.fspath(path), format=fmt, dpi=dpi, metadata=_metadata(fmt))
+    with matplotlib.rc_context({"svg.hashsalt": "tierank"}):   # the same ids in every svg file
+        fig.savefig(os.fspath(path), format=fmt, dpi=dpi, metadata=_metadata(fmt))
 
 
 def _metadata(fmt: str) -> dict | None:
