@@ -291,3 +291,36 @@ def test_bad_extension_is_an_error(tmp_path):
     with pytest.raises(tierank.InputError, match="png, svg, pdf"):
         save_plot(tmp_path / "plot.jpg", {"run": res}, [("AP", "AP")])
     assert not (tmp_path / "plot.jpg").exists()
+
+
+# -------------------------------------------------------------------------------------------- CLI
+
+
+@pytest.mark.parametrize("ext", ["png", "svg", "pdf"])
+def test_cli_plot(tmp_path, ext):
+    from click.testing import CliRunner
+
+    from tierank.cli import main
+
+    path = tmp_path / f"plot.{ext}"
+    args = [QRELS, RUN, "-m", "AP", "P@10", "-f", "json"]
+    plain = CliRunner().invoke(main, args)
+    drawn = CliRunner().invoke(main, args + ["--plot", str(path)])
+    assert drawn.exit_code == 0, drawn.output
+    assert drawn.output == plain.output          # the plot's bounds are not printed unless --bounds
+    assert path.read_bytes().startswith(MAGIC[ext])
+
+
+def test_cli_plot_several_runs_and_bad_extension(tmp_path):
+    from click.testing import CliRunner
+
+    from tierank.cli import main
+
+    path = tmp_path / "runs.svg"
+    result = CliRunner().invoke(main, [QRELS, RUN, RUN, "-m", "AP", "--compare", "--plot", str(path)])
+    assert result.exit_code == 0, result.output
+    text = path.read_text()
+    assert "AP: mean per run" in text and "per-query difference" in text
+    bad = tmp_path / "plot.jpeg"
+    result = CliRunner().invoke(main, [QRELS, RUN, "-m", "AP", "--plot", str(bad)])
+    assert result.exit_code == 2 and "png, svg, pdf" in result.output and not bad.exists()

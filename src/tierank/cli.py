@@ -337,6 +337,7 @@ def main() -> None:
       tierank QRELS RUN [RUN]... -m MEASURE ...    evaluate (see `tierank eval --help`)
       tierank ties QRELS RUN -m MEASURE ...        how much ties move each measure
       tierank measures [NAME]                      every measure, its parameters and names
+      tierank report QRELS RUN... -o report.html   one self-contained HTML report
     """
 
 
@@ -429,6 +430,10 @@ _FILE = click.Path(exists=True, dir_okay=False, readable=True)
               help="--compare: resamples of the permutation and bootstrap tests.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar on stderr (default: only for table, markdown and latex on a terminal).")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also draw the measures to FILE (png, svg or pdf, by its extension; needs matplotlib): "
+                   "per query with the range ties allow for one run; means and per-query differences for "
+                   "several.")
 @_EVAL_OPTIONS[0]
 @_EVAL_OPTIONS[1]
 @_EVAL_OPTIONS[2]
@@ -437,7 +442,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                  complete: bool, missing: str | None, per_query: bool, ties: str, bounds: bool, seed: int,
                  fmt: str, digits: int, compare: bool, test: str, alpha: float, correction: str,
                  resamples: int, progress: bool | None, no_relevant: str = "zero",
-                 trec_eval_version: str = "10", judged_only: bool = False, max_docs: int | None = None) -> None:
+                 trec_eval_version: str = "10", judged_only: bool = False, max_docs: int | None = None,
+                 plot_file: str | None = None) -> None:
     """Evaluate RUN(s) against QRELS (TREC files, plain or gzip).
 
     `tierank QRELS RUN` is short for `tierank eval QRELS RUN`. By default tied documents count at the
@@ -465,7 +471,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                                    test=test, alpha=alpha, correction=correction, resamples=resamples,
                                    progress=_progress_enabled(progress, fmt), no_relevant=no_relevant,
                                    trec_eval_version=int(trec_eval_version), judged_only=judged_only,
-                                   max_docs=max_docs)
+                                   max_docs=max_docs, plot=plot_file)
     _echo(out, nl=False)
 
 
@@ -483,7 +489,7 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                          per_query: bool, ties: str, bounds: bool, seed: int, fmt: str, digits: int,
                          compare: bool, test: str, alpha: float, correction: str, resamples: int,
                          progress: bool, no_relevant: str = "zero", trec_eval_version: int = 10,
-                         judged_only: bool = False, max_docs: int | None = None) -> str:
+                         judged_only: bool = False, max_docs: int | None = None, plot: str | None = None) -> str:
     import tierank
     from .formats import RunResults, render
     from .io.trec import read_run_tag
@@ -491,7 +497,13 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
     from .io.frames import to_columns
 
     names = _run_names(runs)
-    bar = _Progress(len(runs) + (1 if compare else 0), progress)
+    if plot is not None:
+        from .plot import plot_format
+
+        plot_format(plot)    # a bad extension fails before any work
+    # the plot shows the range ties allow (not with -M, where a tie across rank M has no bounds)
+    plot_bounds = plot is not None and max_docs is None
+    bar = _Progress(len(runs) + (1 if compare else 0) + (1 if plot else 0), progress)
     results = []
     try:
         bar.step("reading the judgments")
@@ -500,7 +512,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
             bar.step(f"evaluating {name}")
             with _reported_warnings() as caught:
                 res = tierank.evaluate(qrels, path, list(dict.fromkeys(m.measure for m in shown)), ties=ties,
-                                       bounds=bounds, missing=missing, seed=seed, no_relevant=no_relevant,
+                                       bounds=bounds or plot_bounds, missing=missing, seed=seed,
+                                       no_relevant=no_relevant,
                                        trec_eval_version=trec_eval_version, judged_only=judged_only,
                                        max_docs=max_docs)
             _print_warnings(caught, name)
@@ -520,6 +533,10 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                                                      n_resamples=resamples, seed=seed)
             _print_warnings(caught)
             bar.advance()
+        if plot is not None:
+            bar.step("drawing")
+            _save_plot(plot, results, shown, comparison if compare else None)
+            bar.advance()
     finally:
         bar.close()
     if compare:
@@ -529,6 +546,13 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
         return comparison.render(fmt, digits=digits, ascii=not can_encode(SUPERSCRIPTS))
     return render(results, shown, fmt, per_query=per_query, bounds=bounds, digits=digits,
                   show_runid="runid" in extra, show_num_q="num_q" in extra)
+
+
+def _save_plot(path: str, results: list, shown: list, comparison: Any) -> None:
+    from .plot import save_plot
+
+    measures = [(m.label, str(m.measure)) for m in shown if not m.measure.family.text]
+    save_plot(path, {r.name: r.results for r in results}, measures, comparison=comparison)
 
 
 @main.command("ties", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]})
@@ -605,6 +629,71 @@ def measures_command(name: str | None, fmt: str) -> None:
     with _errors_to_exit():
         out = render_measures(fmt, name)
     _echo(out, nl=False)
+
+
+class _ReportCommand(_GreedyMeasures):
+    """Keeps the command's arguments as typed, for the report's "how it was made"."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["tierank.report.args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+@main.command("report", cls=_ReportCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("qrels", type=_FILE)
+@click.argument("runs", nargs=-1, required=True, type=_FILE, metavar="RUN [RUN]...")
+@_common
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="The HTML file to write ('-': stdout).")
+@click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
+              help="How tied documents are ordered in the tables of means (their exact range is always shown).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ties random and of the "
+              "randomised tests.")
+@click.option("--test", "test", type=click.Choice(TEST_CHOICES), default="t", show_default=True,
+              help="Significance test between runs: paired t-test, randomisation (permutation) or bootstrap.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level, after the correction.")
+@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]), default="holm",
+              show_default=True, help="Multiple-testing correction over the pairs of runs.")
+@click.option("--resamples", type=click.IntRange(min=1), default=10000, show_default=True,
+              help="Resamples of the permutation and bootstrap tests.")
+@click.option("--title", default=None, help="The report's title (default: the run names).")
+@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+              help="Decimals of the tables.")
+@click.option("--plots/--no-plots", default=True, show_default=True, help="Embed the plots (needs matplotlib).")
+@_EVAL_OPTIONS[0]
+@_EVAL_OPTIONS[1]
+def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
+                   complete: bool, missing: str | None, output: str, ties: str, seed: int, test: str,
+                   alpha: float, correction: str, resamples: int, title: str | None, digits: int, plots: bool,
+                   no_relevant: str = "zero", trec_eval_version: str = "10") -> None:
+    """Write one self-contained HTML report on RUN(s): means with the range ties allow, significance
+    tests between runs, the tie report, plots, and the command and versions that made it.
+
+    The file loads nothing when opened (images are embedded, styles inline).
+
+    \b
+    Examples:
+      tierank report qrels.txt run.txt -m nDCG@10 AP P@10 -o report.html
+      tierank report qrels.txt runA.txt runB.txt -m AP RR --test permutation -o compare.html
+    """
+    from .html_report import command_line, report_html
+
+    missing_mode = _missing(complete, missing)
+    with _errors_to_exit():
+        with _reported_warnings() as caught:
+            page = report_html(qrels, list(runs), list(measures) or None, ties=ties, missing=missing_mode,
+                               no_relevant=no_relevant, trec_eval_version=int(trec_eval_version),
+                               rel_level=_rel(rel_level), seed=seed, test=test, alpha=alpha,
+                               correction=correction, n_resamples=resamples, title=title,
+                               command=command_line(["report", *click.get_current_context().meta.get(
+                                   "tierank.report.args", [])]), digits=digits, plots=plots)
+        _print_warnings(caught)
+        if output == "-":
+            _echo(page, nl=False)
+            return
+        with open(output, "w", encoding="utf-8", newline="\n") as f:
+            f.write(page)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -302,10 +302,12 @@ def _draw_means(ax: Any, results: Mapping[str, Any], columns: dict, label: str, 
     ties = next(iter(results.values())).ties
     ax.plot(x, means, "o", color=_VALUE_COLOR, markersize=7, label=f"mean (ties={ties})", zorder=3, gid="means")
     letters = getattr(comparison, "letters", None) or {}
+    any_wins = False
     for xi, n, m in zip(x, names, means):
         wins = ""
         if comparison is not None:
             wins = _wins(comparison, n, label, columns[n])
+        any_wins |= bool(wins)
         text = f"{m:.4f}" + (f" > {wins}" if wins else "")
         ax.annotate(text, (xi, m), xytext=(8, 0), textcoords="offset points", va="center", fontsize="small")
     ticks = [f"{letters[n]}: {n}" if n in letters else str(n) for n in names]
@@ -314,7 +316,7 @@ def _draw_means(ax: Any, results: Mapping[str, Any], columns: dict, label: str, 
     ax.set_xlim(-0.5, len(names) - 0.2)
     ax.set_ylabel(label)
     ax.set_title(f"{label}: mean per run", fontsize="medium")
-    if comparison is not None:
+    if any_wins:
         ax.set_xlabel("> x: significantly better than run x", fontsize="small")
     ax.legend(loc="best", fontsize="small")
 
