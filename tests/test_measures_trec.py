@@ -71,6 +71,20 @@ def plain(measure: str, ranking: list[str], qrels_q: dict) -> float:
         if not any(unj):
             return 0.0
         return q ** n + (1 - q) * sum(q ** i for i, u in enumerate(unj) if u)
+    if m.name == "NDCGRel":   # m_ndcg_rel.c, linear gains (grade; unjudged 0)
+        gains = [g if g is not None and g >= 0 else 0.0 for g in grades]
+        ideal = sorted((g for g in judged_grades if g > 0), reverse=True)
+        P = len(ideal)
+        if not P:
+            return 0.0
+        idcg = list(itertools.accumulate(x / math.log2(i + 2) for i, x in enumerate(ideal)))
+        dcg, total, hits = 0.0, 0.0, 0
+        for i, gn in enumerate(gains):
+            dcg += gn / math.log2(i + 2)
+            if gn > 0:
+                total += dcg / idcg[min(i, P - 1)]
+                hits += 1
+        return (total + (P - hits) * dcg / idcg[-1]) / P
     if m.name in ("IPrec", "IPrecAvg"):
         levels = [p["recall"]] if m.name == "IPrec" else list(p["levels"])
         return sum(_iprec(level, relevant, H, R, p["rounding"]) for level in levels) / len(levels)
@@ -117,7 +131,7 @@ MEASURES = ["P(clip_at_r=True)@{k}", "P(clip_at_r=True, rel=2)@{k}", "relative_P
             "SetRelP(rel=2)", "SetAP", "SetAP(rel=0.5)", "Utility", "Utility(a=2, b=-1, c=0.5, d=0.25, N=40)",
             "BinG", "BinG(rel=2)", "RBP", "RBP@{k}", "RBP(p=0.5)", "rbp", "RBP(p=0, rel=None)",
             "RBPResid", "RBPResid(p=0.5)", "rbp_resid", "IPrec", "IPrec(recall=0.3)", "IPrec(recall=1, rel=2)",
-            "IPrec(recall=0.2, rounding='trec9')", "IPrecAvg", "IPrecAvg(levels=(0.25, 0.5, 0.75))", "11pt_avg"]
+            "IPrec(recall=0.2, rounding='trec9')", "IPrecAvg", "IPrecAvg(levels=(0.25, 0.5, 0.75))", "11pt_avg", "NDCGRel", "ndcg_rel"]
 
 
 def fill(template: str, k: int) -> str:
@@ -194,7 +208,7 @@ def _collection(seed):
 
 
 PYTREC = {"iprec_at_recall_0.10": "iprec_at_recall_0.10", "iprec_at_recall_0.50": "iprec_at_recall_0.50",
-          "iprec_at_recall_1.00": "iprec_at_recall_1.00", "11pt_avg": "11pt_avg",
+          "iprec_at_recall_1.00": "iprec_at_recall_1.00", "11pt_avg": "11pt_avg", "ndcg_rel": "ndcg_rel",
           "relative_P_5": "relative_P.5", "relative_P_10": "relative_P.10", "set_relative_P": "set_relative_P",
           "set_map": "set_map", "utility": "utility", "binG": "binG", "Rprec_mult_0.20": "Rprec_mult_0.20",
           "Rprec_mult_1.00": "Rprec_mult_1.00", "Rprec_mult_2.00": "Rprec_mult_2.00"}
@@ -205,9 +219,11 @@ PYTREC = {"iprec_at_recall_0.10": "iprec_at_recall_0.10", "iprec_at_recall_0.50"
 def test_pytrec_eval_crosscheck(seed, rel):
     qrels, run = _collection(seed)
     wanted = {"relative_P.5,10", "set_relative_P", "set_map", "utility", "binG", "Rprec_mult.0.2,1.0,2.0",
-              "iprec_at_recall", "11pt_avg"}
+              "iprec_at_recall", "11pt_avg", "ndcg_rel"}
     want = pytrec_eval.RelevanceEvaluator(qrels, wanted, relevance_level=rel).evaluate(run)
-    measures = [parse_measure(t).replace(rel=rel) for t in PYTREC.values()]
+    # trec_eval's -l sets the level of the binary measures; ndcg_rel keeps the grades as gains
+    measures = [parse_measure(t).replace(rel=rel) if "rel" in parse_measure(t).params else parse_measure(t)
+                for t in PYTREC.values()]
     for ties in ("trec_eval", "expected", "pessimistic"):
         res = _evaluate(qrels, run, measures, ties=ties, trec_eval_version=9)
         for q in want:

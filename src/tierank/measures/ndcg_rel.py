@@ -1,0 +1,109 @@
+"""NDCGRel (trec_eval ``ndcg_rel``): nDCG averaged over the relevant documents, like AP averages precision.
+
+trec_eval's definition (m_ndcg_rel.c): with P judged documents of positive gain and H+ retrieved ones,
+``(1/P) [Σ_{i: gain_i > 0} DCG@i / IDCG@min(i, P) + (P - H+) DCG / IDCG]``, where DCG@i sums the
+retrieved gains up to rank i and IDCG@i the ideal gains (the judged gains sorted descending).
+
+Tie-aware (docs/maths.md, "nDCG averaged over relevant documents"): the weights ``w_i = 1/IDCG@min(i, P)``
+are fixed per position, so the mean is ``Σ_i w_i E[b_i DCG@i]`` (b: positive gain) plus a linear term.
+At offset j of a tie after t items, with p positive items of total gain G among n,
+``E[b_i DCG@i] = (p/n) E[DCG@t] + κ (PD(t+j-1) - PD(t)) + (G/n) D(t+j)``, ``κ = G (p-1) / (n (n-1))``
+(fact 2: the gain of another item of the tie at an earlier offset), with PD the prefix sums of the
+discount. Summed over a tie's offsets this needs per-position prefix sums of ``w``, ``w PD`` and ``w D``.
+Moving a higher gain up never lowers the value, so bounds come from gains sorted in each tie.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ties.groups import TieStats, position_prefix, within_query_exclusive_cumsum
+from ._common import divide
+from ._spec import Measure, MeasureFamily
+from ._trec import TrecName
+from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, item_gains
+
+__all__ = ["FAMILIES"]
+
+
+def _ideal_weights(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndarray]:
+    """Per retrieved position, w = 1 / IDCG@min(i, P); and P per query."""
+    j = g.judged
+    gains = item_gains(m, j.grade)
+    keep = gains > 0
+    q, gain, count = j.query[keep], gains[keep], j.count[keep]
+    order = np.lexsort((-gain, q))
+    q, gain, count = q[order], gain[order], count[order]
+    P = np.bincount(q, weights=count, minlength=g.n_queries).astype(np.int64)
+    reach = np.minimum(P, g.lengths)                 # ideal ranks needed: up to the list's length
+    flat_q = np.repeat(q, count)
+    flat_gain = np.repeat(gain, count)
+    start = np.searchsorted(flat_q, np.arange(g.n_queries))
+    rank = np.arange(len(flat_q)) - start[flat_q]     # 0-based ideal rank within the query
+    use = rank < reach[flat_q]
+    flat_q, flat_gain, rank = flat_q[use], flat_gain[use], rank[use]
+    D = position_prefix(disc, int(g.lengths.max()) + 1)
+    disc_at = (D[rank + 1] - D[rank]).astype(np.float64)
+    cum = within_query_exclusive_cumsum(flat_gain * disc_at, flat_q,
+                                        np.searchsorted(flat_q, np.arange(g.n_queries))) + flat_gain * disc_at
+    ideal_start = np.searchsorted(flat_q, np.arange(g.n_queries))
+    # the IDCG at each retrieved position i (1-based): ideal rank min(i, P) - 1
+    item_q = np.repeat(np.arange(g.n_queries), g.lengths)
+    pos = np.arange(len(item_q)) - np.repeat(np.cumsum(g.lengths) - g.lengths, g.lengths)   # 0-based
+    at = ideal_start[item_q] + np.minimum(pos, np.maximum(reach[item_q] - 1, 0))
+    w = np.zeros(len(item_q))
+    ok = reach[item_q] > 0
+    w[ok] = 1.0 / cum[at[ok]]
+    return w, P
+
+
+def ndcg_rel(g: TieStats, m: Measure) -> np.ndarray:
+    disc = m["discount"]
+    w, P = _ideal_weights(g, m, disc)
+    gains_key = ("gain", m["gain"], repr(m["gains"]))
+    G = g.group_sum(gains_key, lambda x, _q: item_gains(m, x))
+    p = g.group_sum(("positive_gain", m["gain"], repr(m["gains"])), lambda x, _q: item_gains(m, x) > 0)
+    n = g.group_size.astype(np.float64)
+    t = g.group_first
+    PD = position_prefix(disc, int(g.lengths.max()) + 1)
+    start_item = np.repeat(np.cumsum(g.lengths) - g.lengths, np.diff(g.query_groups)) + t   # global index
+    pos = (np.arange(len(w)) - np.repeat(np.cumsum(g.lengths) - g.lengths, g.lengths))          # 0-based
+    D_at = (PD[pos + 1] - PD[pos]).astype(np.float64)
+    PD_before = PD[pos].astype(np.float64)
+    sums = [_segment_sums(v, start_item, g.group_size) for v in (w, w * PD_before, w * D_at)]
+    SW, SWPD, SWD = sums
+    tie_dcg = G / n * (PD[t + g.group_size] - PD[t]).astype(np.float64)   # expected DCG of each tie
+    dcg_before = within_query_exclusive_cumsum(tie_dcg, g.group_query, g.query_groups[:-1])
+    kappa = divide(G * (p - 1), n * (n - 1))
+    per_tie = p / n * dcg_before * SW + kappa * (SWPD - PD[t].astype(np.float64) * SW) + G / n * SWD
+    total = np.bincount(g.group_query, weights=per_tie, minlength=g.n_queries)
+    H = np.bincount(g.group_query, weights=p, minlength=g.n_queries)
+    dcg = np.bincount(g.group_query, weights=tie_dcg, minlength=g.n_queries)
+    last = np.zeros(g.n_queries)
+    has = P > 0
+    if has.any():
+        idcg = _total_idcg(g, m, disc)
+        last[has] = (P[has] - H[has]) * dcg[has] / idcg[has]
+    return divide(total + last, P)
+
+
+def _total_idcg(g: TieStats, m: Measure, disc: object) -> np.ndarray:
+    if isinstance(disc, str):
+        return g.judged.ideal_dcg(("gain", m["gain"], repr(m["gains"])), lambda x, _q: item_gains(m, x), disc, None)
+    return g.judged.ideal_dcg(("gain", m["gain"], repr(m["gains"]), "custom"), lambda x, _q: item_gains(m, x),
+                              disc, None)
+
+
+def _segment_sums(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Σ values[start : start + size] per segment, in long double prefix sums."""
+    c = np.zeros(len(values) + 1, dtype=np.longdouble)
+    np.cumsum(values, out=c[1:])
+    return (c[start + size] - c[start]).astype(np.float64)
+
+
+FAMILIES = [
+    MeasureFamily("NDCGRel", "nDCG averaged over the relevant documents, at each one's rank (trec_eval ndcg_rel)",
+                  _PARAMS, "none", ndcg_rel, gain_preference, normalize=_normalize, aliases=(("ndcg_rel", {}),),
+                  value_range=(0.0, 1.0),
+                  trec=(TrecName("ndcg_rel", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),)),
+]
