@@ -298,7 +298,7 @@ def _page(title: str, body: str) -> str:
             f"<script>{_SCRIPT}</script>\n</body>\n</html>\n")
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1,
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: int = 1,
            caption: str | None = None) -> str:
     """Cells are HTML already (escaped by the caller); columns from ``numeric_from`` right-aligned."""
     num = ' class="num"'

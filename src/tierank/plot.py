@@ -157,7 +157,7 @@ def plot_results(results: Any, measure: str | None = None, *, ax: Any = None, la
     """
     column = _column(results, measure)
     label = label or column
-    values = _floats(results.per_query, column)
+    values = results.per_query[column].to_numpy(dtype=np.float64)
     lower, upper = _floats(results.lower, column), _floats(results.upper, column)
     keep = ~np.isnan(values)
     queries = np.asarray(results.per_query.index)[keep]
@@ -169,7 +169,7 @@ def plot_results(results: Any, measure: str | None = None, *, ax: Any = None, la
     x = np.arange(len(values), dtype=np.float64)
     n = len(values)
     width = 2.0 if n <= 100 else 1.0 if n <= 1000 else 0.5
-    if lower is not None:
+    if lower is not None and upper is not None:
         ax.vlines(x, lower[order], upper[order], colors=_RANGE_COLOR, linewidth=width,
                   label="exact [min, max] over tie orderings", gid="ranges")
     ax.plot(x, values[order], "o", color=_VALUE_COLOR, markersize=4 if n <= 200 else 2,
@@ -212,7 +212,7 @@ def _aggregate_lines(ax: Any, results: Any, column: str, values: np.ndarray, low
         hi = None if upper is None else float(results.mean_upper[column])
     text = f"{name} {value:.4f}" + ("" if lo is None else f" [{lo:.4f}, {hi:.4f}]")
     ax.axhline(value, color="#555555", linestyle="--", linewidth=1, label=text, gid="aggregate")
-    if lo is not None and hi > lo:
+    if lo is not None and hi is not None and hi > lo:
         ax.axhspan(lo, hi, color="#888888", alpha=0.15, linewidth=0)
 
 
@@ -350,7 +350,7 @@ def _draw_differences(ax: Any, results: Mapping[str, Any], columns: dict, baseli
         order = _sorted(v, lo, hi)
         x = np.arange(len(v), dtype=np.float64)
         color = colors[k % len(colors)]
-        if lo is not None:
+        if lo is not None and hi is not None:
             ax.vlines(x, lo[order], hi[order], colors=color, alpha=0.35, linewidth=2,
                       label="exact range over tie orderings" if k == 0 else None, gid=f"difference-ranges:{n}")
         ax.plot(x, v[order], "o", color=color, markersize=4 if len(v) <= 200 else 2,
