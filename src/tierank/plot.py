@@ -171,7 +171,7 @@ def plot_results(results: Any, measure: str | None = None, *, ax: Any = None, la
     width = 2.0 if n <= 100 else 1.0 if n <= 1000 else 0.5
     if lower is not None and upper is not None:
         ax.vlines(x, lower[order], upper[order], colors=_RANGE_COLOR, linewidth=width,
-                  label="exact [min, max] over tie orderings", gid="ranges")
+                  alpha=1.0 if n <= 200 else 0.5, label="exact [min, max] over tie orderings", gid="ranges")
     ax.plot(x, values[order], "o", color=_VALUE_COLOR, markersize=4 if n <= 200 else 2,
             label=f"value (ties={results.ties})", zorder=3, gid="values")
     _aggregate_lines(ax, results, column, values, lower, upper)
