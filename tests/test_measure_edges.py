@@ -78,6 +78,7 @@ VARIANTS: dict[tuple[str, bool], list[str]] = {
     ("IPrec", False): ["IPrec", "IPrec(recall=0.5)", "IPrec(recall=1, rel=2, rounding='trec9')"],
     ("IPrecAvg", False): ["IPrecAvg", "IPrecAvg(levels=(0.2, 0.7))"],
     ("NDCGRel", False): ["NDCGRel", "NDCGRel(gain='exp2')", "NDCGRel(gains={1: 3, 2: 0.5})"],
+    ("Rndcg", False): ["Rndcg", "Rndcg(rel=2)", "Rndcg(gains={1: 3, 2: 0.5})"],
     ("GMBpref", False): ["GMBpref", "GMBpref(rel=0)"],
     ("P", True): ["P(radius=0)", "P(radius=1, empty='one')", "P(radius=1.5, empty='skip')", "P(radius=2, rel=0)"],
     ("R", True): ["R(radius=1)", "R(radius=0, rel=2)"],
