@@ -8,7 +8,7 @@ BENCH_VENV ?= .venv-bench
 BENCH_PY := $(BENCH_VENV)/bin/python
 BENCH_STAMP := $(BENCH_VENV)/.tierank-bench-installed
 
-.PHONY: test demo install clean bench bench-quick
+.PHONY: test demo install clean bench bench-quick chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP)
-	$(PY) -m pytest -q
+# headless Chromium renders the HTML report in a test; installed from Debian's packages when missing
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+test: $(STAMP) chromium
+	TIERANK_REQUIRE_CHROMIUM=1 $(PY) -m pytest -q
 
 demo: $(STAMP)
 	PYTHON=$(abspath $(PY)) sh examples/demo.sh

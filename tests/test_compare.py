@@ -205,3 +205,17 @@ def test_from_results_matches_compare():
         a = Comparison.from_results(results, {"RR": "RR"})
     b = compare(QRELS, RUNS, ["RR"])
     assert a.tests.equals(b.tests)
+
+
+def test_geometric_means_are_compared_as_geometric_means():
+    # regression: the comparison table showed GMAP as the arithmetic mean of AP
+    import math
+
+    import tierank
+
+    qrels = {"a": {"d1": 1}, "b": {"d1": 1}}
+    run1 = {"a": {"d1": 2.0, "d2": 1.0}, "b": {"d2": 2.0, "d1": 1.0}}   # AP 1 and 1/2
+    run2 = {"a": {"d1": 2.0, "d2": 1.0}, "b": {"d1": 2.0, "d2": 1.0}}   # AP 1 and 1
+    cmp = tierank.compare(qrels, {"x": run1, "y": run2}, ["GMAP", "AP"])
+    assert cmp.means.loc["x", "GMAP"] == pytest.approx(math.sqrt(0.5), rel=1e-15)
+    assert cmp.means.loc["x", "AP"] == pytest.approx(0.75)

@@ -232,8 +232,7 @@ class Comparison:
                 raise InputError(f"measure {label!r}: no query has a value in every run (NaN values, e.g. "
                                  "no_relevant='skip', are left out): nothing to compare")
             per_query[label] = frame
-            counts = _is_count(results[names[0]], column)
-            means[label] = frame.sum() if counts else frame.mean()
+            means[label] = pd.Series({n: _aggregate_column(results[n], column, frame[n]) for n in names})
         means_frame = pd.DataFrame(means).loc[names]
         means_frame.index.name = "run"
         rows = []
@@ -395,6 +394,17 @@ def _p(p: float) -> str:
 def _letter(i: int) -> str:
     letters = string.ascii_lowercase
     return letters[i] if i < 26 else letters[i // 26 - 1] + letters[i % 26]
+
+
+def _aggregate_column(results: Any, column: str, values: pd.Series) -> float:
+    """The run's aggregate of these per-query values, as its Results aggregates them (mean, sum, or
+    trec_eval's geometric mean for GMAP)."""
+    from .results import aggregate
+
+    measure = getattr(results, "measures", {}).get(column)
+    if measure is None:
+        return float(values.mean())
+    return aggregate(pd.DataFrame({column: values.to_numpy()}), {column: measure})[column]
 
 
 def _is_count(results: Any, column: str) -> bool:
