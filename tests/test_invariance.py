@@ -16,7 +16,7 @@ MEASURES = [
     "nDCG(gain='exp2', discount='jk')@4", "ERR@5", "ERR(max_grade=3)", "NumQ", "NumRet", "NumRel",
     "NumRelRet", "NumNonRelJudgedRet", "Judged@3", "Unjudged@5", "SetP", "SetR", "SetF(beta=0.5)", "RBP(rel=1)",
     "RBP(rel=1, p=0.5)@3", "Bpref", "GMAP", "GMBpref", "RBP", "RBPResid", "RprecMult(mult=0.4)", "Hits@3", "SetRelP", "SetAP",
-    "Utility(a=2, d=1, N=30)", "BinG", "IPrec(recall=0.3)", "IPrecAvg", "NDCGRel", "Rndcg", "G",
+    "Utility(a=2, d=1, N=30)", "BinG", "IPrec(recall=0.3)", "IPrecAvg", "NDCGRel", "Rndcg", "G", "infAP",
 ]
 TEXT_MEASURES = ["RelString", "RelString(length=4)"]
 ORDER_FREE_MODES = ("expected", "optimistic", "pessimistic")

@@ -80,6 +80,7 @@ VARIANTS: dict[tuple[str, bool], list[str]] = {
     ("NDCGRel", False): ["NDCGRel", "NDCGRel(gain='exp2')", "NDCGRel(gains={1: 3, 2: 0.5})"],
     ("Rndcg", False): ["Rndcg", "Rndcg(rel=2)", "Rndcg(gains={1: 3, 2: 0.5})"],
     ("G", False): ["G", "G(gains={1: 3, 2: 0.5})"],
+    ("infAP", False): ["infAP", "infAP(rel=2)"],
     ("GMBpref", False): ["GMBpref", "GMBpref(rel=0)"],
     ("P", True): ["P(radius=0)", "P(radius=1, empty='one')", "P(radius=1.5, empty='skip')", "P(radius=2, rel=0)"],
     ("R", True): ["R(radius=1)", "R(radius=0, rel=2)"],

@@ -85,6 +85,25 @@ def plain(measure: str, ranking: list[str], qrels_q: dict) -> float:
                 total += dcg / idcg[min(i, P - 1)]
                 hits += 1
         return (total + (P - hits) * dcg / idcg[-1]) / P
+    if m.name == "infAP":   # m_infap.c, one position at a time
+        nonrel = rel_so_far = unj = 0
+        total = 0.0
+        for j, g in enumerate(grades):
+            if g is None:
+                continue                     # not in the pool: only moves ranks
+            if g < 0:
+                unj += 1
+            elif g < rel:
+                nonrel += 1
+            else:
+                rel_so_far += 1
+                if j == 0:
+                    total += 1.0
+                else:
+                    a = rel_so_far - 1
+                    total += 1.0 / (j + 1) + (j / (j + 1)) * ((a + nonrel + unj) / j) * (
+                        (a + 1e-5) / (a + nonrel + 2e-5))
+        return total / R if R else 0.0
     if m.name == "G":   # m_G.c: cost max(ideal gain, 1) per rank, linear gains (unjudged 0)
         gains = [g if g is not None and g >= 0 else 0.0 for g in grades]
         ideal = sorted((g for g in judged_grades if g > 0), reverse=True)
@@ -183,7 +202,7 @@ MEASURES = ["P(clip_at_r=True)@{k}", "P(clip_at_r=True, rel=2)@{k}", "relative_P
             "SetRelP(rel=2)", "SetAP", "SetAP(rel=0.5)", "Utility", "Utility(a=2, b=-1, c=0.5, d=0.25, N=40)",
             "BinG", "BinG(rel=2)", "RBP", "RBP@{k}", "RBP(p=0.5)", "rbp", "RBP(p=0, rel=None)",
             "RBPResid", "RBPResid(p=0.5)", "rbp_resid", "IPrec", "IPrec(recall=0.3)", "IPrec(recall=1, rel=2)",
-            "IPrec(recall=0.2, rounding='trec9')", "IPrecAvg", "IPrecAvg(levels=(0.25, 0.5, 0.75))", "11pt_avg", "NDCGRel", "ndcg_rel", "Rndcg", "Rndcg(rel=2)", "G"]
+            "IPrec(recall=0.2, rounding='trec9')", "IPrecAvg", "IPrecAvg(levels=(0.25, 0.5, 0.75))", "11pt_avg", "NDCGRel", "ndcg_rel", "Rndcg", "Rndcg(rel=2)", "G", "infAP", "infAP(rel=2)"]
 
 
 def fill(template: str, k: int) -> str:
@@ -260,7 +279,7 @@ def _collection(seed):
 
 
 PYTREC = {"iprec_at_recall_0.10": "iprec_at_recall_0.10", "iprec_at_recall_0.50": "iprec_at_recall_0.50",
-          "iprec_at_recall_1.00": "iprec_at_recall_1.00", "11pt_avg": "11pt_avg", "ndcg_rel": "ndcg_rel", "Rndcg": "Rndcg", "G": "G",
+          "iprec_at_recall_1.00": "iprec_at_recall_1.00", "11pt_avg": "11pt_avg", "ndcg_rel": "ndcg_rel", "Rndcg": "Rndcg", "G": "G", "infAP": "infAP",
           "relative_P_5": "relative_P.5", "relative_P_10": "relative_P.10", "set_relative_P": "set_relative_P",
           "set_map": "set_map", "utility": "utility", "binG": "binG", "Rprec_mult_0.20": "Rprec_mult_0.20",
           "Rprec_mult_1.00": "Rprec_mult_1.00", "Rprec_mult_2.00": "Rprec_mult_2.00"}
@@ -271,7 +290,7 @@ PYTREC = {"iprec_at_recall_0.10": "iprec_at_recall_0.10", "iprec_at_recall_0.50"
 def test_pytrec_eval_crosscheck(seed, rel):
     qrels, run = _collection(seed)
     wanted = {"relative_P.5,10", "set_relative_P", "set_map", "utility", "binG", "Rprec_mult.0.2,1.0,2.0",
-              "iprec_at_recall", "11pt_avg", "ndcg_rel", "Rndcg", "G"}
+              "iprec_at_recall", "11pt_avg", "ndcg_rel", "Rndcg", "G", "infAP"}
     want = pytrec_eval.RelevanceEvaluator(qrels, wanted, relevance_level=rel).evaluate(run)
     # trec_eval's -l sets the level of the binary measures; ndcg_rel keeps the grades as gains
     measures = [parse_measure(t).replace(rel=rel) if "rel" in parse_measure(t).params else parse_measure(t)

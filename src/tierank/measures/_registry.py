@@ -8,7 +8,7 @@ import warnings
 from typing import Iterable
 
 from ..errors import InputError
-from . import ap, bing, bpref, counting, dcg, err, gain_g, iprec, judged, ndcg_rel, radius, rbp, relstring, rndcg, rr, sets
+from . import ap, bing, bpref, counting, dcg, err, gain_g, infap, iprec, judged, ndcg_rel, radius, rbp, relstring, rndcg, rr, sets
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
 from ._trec import TREC_EVAL_TABLE, TREC_SETS, TrecName, split_trec_text
@@ -17,7 +17,7 @@ __all__ = ["REGISTRY", "TREC_INDEX", "parse_measure", "parse_measures", "measure
            "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
 
 REGISTRY: dict[str, MeasureFamily] = {
-    f.name: f for module in (counting, ap, rr, dcg, ndcg_rel, rndcg, gain_g, err, judged, sets, rbp, bpref, bing, iprec, relstring) for f in module.FAMILIES
+    f.name: f for module in (counting, ap, rr, dcg, ndcg_rel, rndcg, gain_g, err, judged, sets, rbp, bpref, infap, bing, iprec, relstring) for f in module.FAMILIES
 }
 
 _LOOKUP: dict[str, tuple[MeasureFamily, dict]] = {}
