@@ -19,21 +19,22 @@ GM_FLOOR = 1e-5
 
 def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, float]:
     """Per measure: the mean over queries, the sum for counts, or the geometric mean (``aggregate="gm"``:
-    trec_eval's gm_map, each value floored at 1e-5); NaN rows are left out."""
+    trec_eval's gm_map, each value floored at 1e-5); NaN rows are left out.
+
+    Sums are exactly rounded (:mod:`tierank.exact_sum`) and a mean is that sum divided by the count,
+    so the aggregates have the same bits whatever the order of the queries or how they were split
+    (blocks, files, Spark or Dask partitions)."""
+    from .exact_sum import finish_aggregate, partial_aggregate
+
     out = {}
     for text, m in measures.items():
-        if m.family.aggregate == "none":   # text (RelString): no aggregate
+        kind = m.family.aggregate
+        if kind == "none":   # text (RelString): no aggregate
             out[text] = None
             continue
-        col = frame[text].to_numpy(dtype=np.float64)
-        col = col[~np.isnan(col)]      # NaN: a query left out of this measure (P(radius=r, empty='skip'))
-        if m.family.aggregate == "sum":
-            out[text] = float(col.sum())
-        elif m.family.aggregate == "gm":   # trec_eval's geometric mean, each value floored at 1e-5
-            logs = np.log(np.maximum(col, GM_FLOOR))
-            out[text] = math.exp(math.fsum(logs) / len(col)) if len(col) else float("nan")
-        else:
-            out[text] = float(col.mean()) if len(col) else float("nan")
+        # NaN: a query left out of this measure (P(radius=r, empty='skip')), left out by partial_aggregate
+        partial = partial_aggregate(frame[text].to_numpy(dtype=np.float64), kind, GM_FLOOR)
+        out[text] = finish_aggregate(partial, kind)
     return out
 
 
