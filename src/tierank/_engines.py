@@ -1,0 +1,392 @@
+"""What :mod:`tierank.spark` and :mod:`tierank.dask` share: the checks on the driver, the evaluation of
+a batch of whole queries on a worker, and the assembly of the results on the driver.
+
+The plan, the same on both engines:
+
+1. On the driver: the columns are found by the names and aliases of pandas input
+   (:mod:`tierank.io.frames`), and the first row of each table is checked with the local rules
+   (:func:`tierank.data.columns.normalized`), so type errors are the local InputErrors.
+2. Both tables become one table of rows ``(q, d, s, g, side, pos)`` (``side`` 0: run, 1: qrels;
+   ``pos``: the row's place in its table, monotone in the input order), shuffled once on ``q`` so that
+   every query's run and qrels rows meet in one partition.
+3. On a worker, :func:`evaluate_rows` evaluates many whole queries per call with the local code (the
+   same checks, joins and kernels as :func:`tierank.evaluate`), and returns one row per query: the
+   query id, its status (evaluated, only in the run, only in the qrels), the values and bounds.
+4. On the driver: the counts of queries left out become the local warnings, the means are merged
+   from exact partial sums per partition (:mod:`tierank.exact_sum`), and ``collect()`` builds the
+   local :class:`~tierank.Results`.
+
+Per-query values do not depend on the partitioning: a query's rows are evaluated together, in input
+order (``ties="input"``), and ``ties="random"`` hashes each row's global row number, as locally.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .api import _as_trec9, _check_seed, _evaluate_prepared, judged_part, merge_results, prepare_lists
+from .blocks import check_trec_eval_version
+from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
+from .data.join import _duplicate_error, sorted_label_order
+from .data.restrict import restrict
+from .errors import InputError, TierankWarning
+from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
+from .io.frames import _DOC, _QUERY, _VALUE, _column
+from .measures import Measure, parse_measures
+from .measures._no_relevant import check_no_relevant
+from .results import GM_FLOOR, Results
+from .ties.policy import check_mode
+
+__all__ = ["Options", "evaluate_rows", "EngineInputError", "EngineResults"]
+
+# statuses of a query in the per-query output
+EVALUATED, ONLY_RUN, ONLY_QRELS_SKIPPED, ONLY_QRELS_ZERO = 0, 1, 2, 3
+KEPT = (EVALUATED, ONLY_QRELS_ZERO)
+POS_BITS = 33   # pos = partition number << 33 | row in the partition (Spark's monotonically_increasing_id)
+_MARK = "tierank-input-error:"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The parameters of :func:`tierank.evaluate` that an engine passes on to its workers."""
+
+    measures: dict = field(hash=False)
+    ties: str = "expected"
+    bounds: bool = False
+    missing: str = "skip"
+    seed: int = 0
+    no_relevant: str = "zero"
+    trec_eval_version: int = 10
+    judged_only: bool = False
+    max_docs: int | None = None
+    names: tuple = (("query_id", "doc_id", "score"), ("query_id", "doc_id", "relevance"))
+
+    @classmethod
+    def checked(cls, measures: Any, *, ties: str, bounds: bool, missing: str, seed: Any, no_relevant: str,
+                trec_eval_version: int, judged_only: bool, max_docs: int | None) -> "Options":
+        """The options checked as :func:`tierank.evaluate` checks them (the same errors)."""
+        check_mode(ties)
+        seed = _check_seed(seed)
+        as_float32 = check_trec_eval_version(trec_eval_version) == 9
+        check_no_relevant(no_relevant)
+        if missing not in ("skip", "zero"):
+            raise InputError(f"missing={missing!r}: use 'skip' or 'zero'")
+        parsed = parse_measures(measures)
+        if as_float32:
+            parsed = {text: _as_trec9(m) for text, m in parsed.items()}
+        return cls(parsed, ties, bool(bounds), missing, seed, no_relevant, trec_eval_version, bool(judged_only),
+                   max_docs)
+
+    def columns(self) -> list[str]:
+        """The value columns of the per-query output, in order."""
+        out = list(self.measures)
+        if self.bounds:
+            out += [f"{t}_lower" for t in self.measures] + [f"{t}_upper" for t in self.measures]
+        return out
+
+
+def find_columns(columns: list[str], kind: str) -> tuple[str, str, str]:
+    """The query, document and value column names of a table with these columns (the errors of
+    pandas input when one is missing or given twice)."""
+    frame = pd.DataFrame(columns=pd.Index(list(columns), dtype=object))
+    return (_column(frame, _QUERY, "query id", kind)[1], _column(frame, _DOC, "document id", kind)[1],
+            _column(frame, _VALUE[kind], "score" if kind == "run" else "relevance", kind)[1])
+
+
+def check_samples(run: pd.DataFrame, qrels: pd.DataFrame, names: tuple) -> None:
+    """The local checks of ids and values on the first rows of both tables (type errors: the local
+    messages), and that ids are of one kind on both sides."""
+    r = normalized(_columns(run, "run", names[0]), "score")
+    q = normalized(_columns(qrels, "qrels", names[1]), "grade")
+    check_same_id_kinds(r, q)
+
+
+def _columns(frame: pd.DataFrame, kind: str, names: tuple) -> Columns:
+    qn, dn, vn = names
+    return Columns(query=frame[qn].array, doc=frame[dn].array, value=frame[vn].array, source=kind, names=names)
+
+
+# --------------------------------------------------------------------------------------- the worker
+
+
+class EngineInputError(Exception):
+    """An InputError raised on a worker, with the row it names as a position for the driver to turn
+    into the row number of the whole table."""
+
+    def __init__(self, message: str, side: str | None = None, pos: int | None = None, row: int | None = None,
+                 query: Any = None) -> None:
+        self.payload = {"message": message, "side": side, "pos": pos, "row": row, "query": query}
+        super().__init__(_MARK + json.dumps(self.payload) + "\n")
+
+    def __reduce__(self) -> Any:
+        p = self.payload
+        return (EngineInputError, (p["message"], p["side"], p["pos"], p["row"], p["query"]))
+
+
+_ROW = re.compile(r"\(row (\d+)\)$")
+
+
+def _reraise(err: InputError, side: str | None, pos: np.ndarray | None) -> None:
+    """An InputError of a worker as an EngineInputError: the row it names becomes its position."""
+    match = _ROW.search(err.message)
+    query = err.query if isinstance(err.query, (int, str)) else None
+    if isinstance(query, np.integer):
+        query = int(query)
+    if match and side is not None and pos is not None:
+        row = int(match.group(1))
+        raise EngineInputError(err.message, side, int(pos[row]), row, query) from None
+    raise EngineInputError(err.message, query=query) from None
+
+
+def _subset(cols: Columns, rows: np.ndarray) -> Columns:
+    def pick(a: Any) -> Any:
+        return a[rows] if isinstance(a, np.ndarray) else a.take(pa.array(rows))
+    return replace(cols, query=pick(cols.query), doc=pick(cols.doc), value=cols.value[rows])
+
+
+def _keys(cols: Columns) -> pd.DataFrame:
+    def codes(a: Any) -> np.ndarray:
+        return a if isinstance(a, np.ndarray) else pd.factorize(a.to_numpy(zero_copy_only=False))[0]
+    return pd.DataFrame({"q": codes(cols.query), "d": codes(cols.doc)})
+
+
+def _check_repeats(cols: Columns, what: str) -> None:
+    dup = np.flatnonzero(_keys(cols).duplicated().to_numpy())
+    if dup.size:
+        _duplicate_error(cols, int(dup[0]), what)
+
+
+def _query_sets(run: Columns, qrels: Columns) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    """(ids of every query of the batch, in_run, in_qrels)."""
+    def ids(a: Any) -> np.ndarray:
+        return a if isinstance(a, np.ndarray) else a.to_numpy(zero_copy_only=False)
+    rq, qq = pd.Index(ids(run.query)).unique(), pd.Index(ids(qrels.query)).unique()
+    every = rq.append(qq).unique()
+    return every, every.isin(rq), every.isin(qq)
+
+
+def evaluate_rows(run: pd.DataFrame, run_pos: np.ndarray, qrels: pd.DataFrame, qrels_pos: np.ndarray,
+                  opts: Options, global_rows: Callable[[np.ndarray], np.ndarray] | None = None) -> pd.DataFrame:
+    """Evaluate whole queries (every row of each query is here) as :func:`tierank.evaluate` does.
+
+    ``run`` and ``qrels``: the rows in input order, with the user's column names; ``*_pos``: their
+    positions (monotone in the input order). ``global_rows`` turns run positions into row numbers of
+    the whole run (needed by ``ties="random"``, which hashes them). InputErrors come back as
+    :class:`EngineInputError`. Returns one row per query: ``query_id``, ``status`` and the columns of
+    :meth:`Options.columns` (NaN for queries not evaluated).
+    """
+    side = "run"
+    try:
+        r = normalized(_columns(run, "run", opts.names[0]), "score")
+        side = "qrels"
+        q = normalized(_columns(qrels, "qrels", opts.names[1]), "grade")
+        r, q = check_same_id_kinds(r, q)
+        _check_repeats(q, "qrels")
+        side = "run"
+        _check_repeats(r, "run")
+        side = None
+        every, in_run, in_qrels = _query_sets(r, q)
+        status = np.where(in_run & in_qrels, EVALUATED, np.where(in_run, ONLY_RUN, np.where(
+            opts.missing == "zero", ONLY_QRELS_ZERO, ONLY_QRELS_SKIPPED)))
+        kept = every[np.isin(status, KEPT)]
+        out = pd.DataFrame({"query_id": every, "status": status.astype(np.int8)})
+        if not len(kept):
+            return _with_values(out, None, opts)
+        run_rows = np.flatnonzero(pd.Index(_plain(r.query)).isin(kept))
+        qrels_rows = np.flatnonzero(pd.Index(_plain(q.query)).isin(kept))
+        pos = run_pos[run_rows]
+        if opts.ties == "random" and global_rows is not None:
+            pos = global_rows(pos)
+        res = _evaluate(_subset(q, qrels_rows), _subset(r, run_rows), pos, opts)
+    except InputError as err:
+        _reraise(err, side, run_pos if side == "run" else qrels_pos)
+    return _with_values(out, res, opts)
+
+
+def _plain(a: Any) -> np.ndarray:
+    return a if isinstance(a, np.ndarray) else a.to_numpy(zero_copy_only=False)
+
+
+def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray, opts: Options) -> Results:
+    """:func:`tierank.evaluate` on checked columns, each run row standing at ``positions``."""
+    lists = prepare_lists(qrels, run, missing=opts.missing, scores_as_float32=opts.trec_eval_version == 9)
+    lists.ranked.input_order = positions[lists.ranked.input_order]
+    if opts.judged_only or opts.max_docs is not None:   # as prepare_lists does, on the global positions
+        kept = restrict(lists.ranked, lists.labels, judged_only=opts.judged_only, max_docs=opts.max_docs,
+                        ties=opts.ties, bounds=opts.bounds, seed=opts.seed)
+        lists = replace(lists, ranked=kept.ranked, labels=kept.labels,
+                        empty_labels=np.concatenate([lists.empty_labels, kept.emptied_labels]),
+                        empty_grades=list(lists.empty_grades) + kept.emptied_judged)
+    parsed = opts.measures
+    plain = {t: m for t, m in parsed.items() if not m.judged_only}
+    judged = {t: m for t, m in parsed.items() if m.judged_only}
+    args = (opts.ties, opts.bounds, opts.seed, opts.no_relevant)
+    parts = [_evaluate_prepared(plain, lists, *args)] if plain else []
+    if judged:
+        parts.append(_evaluate_prepared(judged, judged_part(lists, opts.ties, opts.bounds, opts.seed), *args))
+    return parts[0] if len(parts) == 1 else merge_results(parsed, parts)
+
+
+def _with_values(out: pd.DataFrame, res: Results | None, opts: Options) -> pd.DataFrame:
+    """``out`` (query ids and statuses) with the values of the evaluated queries (NaN / None for others)."""
+    values = None
+    if res is not None:
+        frames = [res.per_query] + ([res.lower.add_suffix("_lower"), res.upper.add_suffix("_upper")]
+                                    if opts.bounds else [])
+        values = pd.concat(frames, axis=1).reindex(pd.Index(out["query_id"]))
+    for col in opts.columns():
+        text = opts.measures[_measure_of(col, opts)].family.text
+        if values is None:
+            out[col] = None if text else np.nan
+        elif text:
+            v = values[col].to_numpy(dtype=object)
+            out[col] = np.where(pd.isna(v), None, v)
+        else:
+            out[col] = values[col].to_numpy(dtype=np.float64)
+    return out
+
+
+# --------------------------------------------------------------------------------------- the driver
+
+
+def partials(frame: pd.DataFrame, opts: Options) -> pd.DataFrame:
+    """The mergeable parts of the aggregates of one partition of per-query output: one row per value
+    column (``column``, ``partial`` as :meth:`ExactSum.to_text`) plus the counts of each status."""
+    kept = frame[frame["status"].isin(KEPT)]
+    rows = []
+    for col in opts.columns():
+        m = opts.measures[_measure_of(col, opts)]
+        if m.family.aggregate == "none":
+            continue
+        p = partial_aggregate(kept[col].to_numpy(dtype=np.float64), m.family.aggregate, GM_FLOOR)
+        rows.append((col, p.to_text()))
+    counts = np.bincount(frame["status"].to_numpy(dtype=np.int64), minlength=4)
+    rows += [(f"status:{s}", str(int(c))) for s, c in enumerate(counts)]
+    return pd.DataFrame(rows, columns=["column", "partial"])
+
+
+def _measure_of(col: str, opts: Options) -> str:
+    if col in opts.measures:
+        return col
+    return col.rsplit("_", 1)[0]
+
+
+def finish(parts: pd.DataFrame, opts: Options) -> tuple[dict, dict | None, dict | None]:
+    """Warnings and the "nothing to evaluate" error of the local join from the status counts; the
+    means (and of the bounds) from the merged partial sums."""
+    counts = [0, 0, 0, 0]
+    merged: dict[str, ExactSum] = {}
+    for col, text in zip(parts["column"], parts["partial"]):
+        if col.startswith("status:"):
+            counts[int(col[7:])] += int(text)
+        else:
+            merged[col] = merged.get(col, ExactSum()) + ExactSum.from_text(text)
+    evaluated, only_run, skipped, zero = counts
+    if not evaluated and not zero:
+        raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
+    if only_run:
+        warnings.warn(f"{only_run} quer{'y' if only_run == 1 else 'ies'} of the run "
+                      f"{'has' if only_run == 1 else 'have'} no judgments and "
+                      f"{'is' if only_run == 1 else 'are'} left out", TierankWarning, stacklevel=3)
+    if skipped:
+        warnings.warn(f"{skipped} judged quer{'y' if skipped == 1 else 'ies'} "
+                      f"{'is' if skipped == 1 else 'are'} missing from the run and left out "
+                      "(missing='zero' scores them 0, like trec_eval -c)", TierankWarning, stacklevel=3)
+
+    def means(suffix: str) -> dict:
+        out = {}
+        for text, m in opts.measures.items():
+            kind = m.family.aggregate
+            out[text] = None if kind == "none" else finish_aggregate(merged.get(text + suffix, ExactSum()), kind)
+        return out
+    return means(""), means("_lower") if opts.bounds else None, means("_upper") if opts.bounds else None
+
+
+def to_results(frame: pd.DataFrame, opts: Options) -> Results:
+    """The local :class:`~tierank.Results` from the collected per-query output (kept queries)."""
+    labels = frame["query_id"].to_numpy()
+    order = sorted_label_order(labels)
+    index = pd.Index(frame["query_id"].iloc[order].to_numpy(), name="query_id")
+    if not is_integer_like(labels):
+        index = pd.Index(pd.array(index.to_numpy(dtype=object), dtype="str"), name="query_id")
+
+    def part(suffix: str) -> pd.DataFrame:
+        data = {}
+        for text, m in opts.measures.items():
+            col = frame[text + suffix].iloc[order].to_numpy()
+            data[text] = col.astype(object) if m.family.text else col.astype(np.float64)
+        return pd.DataFrame(data, index=index)
+    return Results(per_query=part(""), lower=part("_lower") if opts.bounds else None,
+                   upper=part("_upper") if opts.bounds else None, ties=opts.ties, measures=opts.measures)
+
+
+def is_integer_like(labels: np.ndarray) -> bool:
+    return labels.dtype.kind in "iu"
+
+
+def input_error(payload: dict, row_of: Callable[[str, int], int]) -> InputError:
+    """The local InputError from a worker's payload, its row renumbered in the whole table."""
+    message = payload["message"]
+    if payload.get("pos") is not None:
+        row = row_of(payload["side"], int(payload["pos"]))
+        message = _ROW.sub(f"(row {row})", message)
+    return InputError(message, query=payload.get("query"))
+
+
+def payload_of(err: BaseException) -> dict | None:
+    """The payload of an EngineInputError, found in an engine's exception (or its text)."""
+    seen = err
+    while seen is not None:
+        if isinstance(seen, EngineInputError):
+            return seen.payload
+        seen = seen.__cause__ or seen.__context__
+    text = str(err)
+    at = text.find(_MARK)
+    if at < 0:
+        return None
+    return json.JSONDecoder().raw_decode(text[at + len(_MARK):])[0]
+
+
+@dataclass
+class EngineResults:
+    """What :func:`tierank.spark.evaluate` and :func:`tierank.dask.evaluate` return.
+
+    Attributes
+    ----------
+    per_query : DataFrame of the engine
+        One row per evaluated query: ``query_id`` and one column per measure (with ``bounds=True`` also
+        ``<measure>_lower`` and ``<measure>_upper``), computed on the cluster.
+    mean : dict of str to float
+        The aggregates, merged on the driver from exact partial sums of each partition: equal bit for
+        bit to :attr:`tierank.Results.mean` on the same data.
+    mean_lower, mean_upper : dict or None
+        The aggregates of the bounds (``bounds=True``).
+    ties : str
+    measures : dict of str to Measure
+    """
+
+    per_query: Any
+    mean: dict
+    mean_lower: dict | None
+    mean_upper: dict | None
+    ties: str
+    measures: dict = field(repr=False)
+    _collect: Callable[[], pd.DataFrame] = field(repr=False, default=None)   # type: ignore[assignment]
+    _opts: Options | None = field(repr=False, default=None)
+
+    def collect(self) -> Results:
+        """The local :class:`~tierank.Results` (per-query values brought to the driver): equal (``==``)
+        to :func:`tierank.evaluate` on the same data."""
+        return to_results(self._collect(), self._opts)   # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        means = ", ".join(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}" for k, v in self.mean.items())
+        return f"{type(self).__name__}(ties={self.ties!r}, mean={{{means}}})"
