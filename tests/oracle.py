@@ -162,8 +162,10 @@ def plain_value(spec: str | Measure, g: Sequence[float]) -> float:
         return HK / kp if kp else 0.0
     if name == "R":
         return HK / R if R else 0.0
-    if name == "F1":
-        return 2.0 * HK / (kp + R) if HK else 0.0
+    if name == "F1":   # F_beta from P and R (beta = 1: 2PR / (P + R))
+        b2 = p.get("beta", 1) ** 2
+        P_, R_ = HK / kp if kp else 0.0, HK / R if R else 0.0
+        return (1 + b2) * P_ * R_ / (b2 * P_ + R_) if HK else 0.0
     if name == "Success":
         return 1.0 if HK > 0 else 0.0
     if name == "Rprec":

@@ -42,7 +42,7 @@ HYP = settings(deadline=None, derandomize=True, database=None,
 VARIANTS: dict[tuple[str, bool], list[str]] = {
     ("P", False): ["P@{k}", "P(rel=0)@{k}", "P(rel=2)@{k}", "P(rel=0.5, clip=True)@{k}"],
     ("R", False): ["R@{k}", "R(rel=0)@{k}", "R(rel=1.5)@{k}"],
-    ("F1", False): ["F1@{k}", "F1(rel=0, clip=True)@{k}", "F1(rel=2)@{k}"],
+    ("F1", False): ["F1@{k}", "F1(rel=0, clip=True)@{k}", "F1(rel=2)@{k}", "F1(beta=0.5)@{k}", "F1(beta=2, rel=2)@{k}"],
     ("Success", False): ["Success@{k}", "Success(rel=0)@{k}", "Success(rel=2.5)@{k}"],
     ("Rprec", False): ["Rprec", "Rprec(rel=0)", "Rprec(rel=2)"],
     ("ACG", False): ["ACG@{k}", "ACG(clip=True)@{k}"],
@@ -199,7 +199,7 @@ def _oracle_analysis(spec, grades, keys, monkeypatch):
         monkeypatch.setattr(oracle, "gain_function", orig)
 
 
-ORACLE_TEMPLATES = ["P@{k}", "P(rel=0)@{k}", "R(rel=0)@{k}", "F1(rel=2)@{k}", "Success(rel=0)@{k}", "Rprec(rel=0)",
+ORACLE_TEMPLATES = ["P@{k}", "P(rel=0)@{k}", "R(rel=0)@{k}", "F1(rel=2)@{k}", "F1(beta=0.5)@{k}", "F1(beta=3, clip=True)@{k}", "Success(rel=0)@{k}", "Rprec(rel=0)",
                     "AP", "AP(rel=0)@{k}", "AP(rel=0, denom='retrieved')@{k}", "RR(rel=0)", "WAP(rel=0)@{k}",
                     "ACG@{k}", "nDCG@{k}", "nDCG(gains={0: 1, 2: 3})", "DCG(gain='exp2')@{k}", "ERR@{k}",
                     "NumRel(rel=0)", "NumRelRet(rel=0)"]

@@ -36,9 +36,11 @@ def recall(g: TieStats, m: Measure) -> np.ndarray:
 
 
 def f1(g: TieStats, m: Measure) -> np.ndarray:
-    # F1 = 2H / (k' + R) is linear in H, so its mean is 2 E[H] / (k' + R)  (docs/maths.md, "Sums over the top k").
+    # F_beta = (1 + b^2) P R / (b^2 P + R) = (1 + b^2) H / (b^2 R + k') is linear in H, so its mean is
+    # (1 + b^2) E[H] / (b^2 R + k')  (docs/maths.md, "Sums over the top k"); beta = 1: 2H / (k' + R).
     K = g.clamp(m.cutoff)
-    return divide(2.0 * _hits(g, m, K), k_prime(g, m, K) + g.judged.count_at_least(m["rel"]))
+    b2 = float(m["beta"]) ** 2
+    return divide((1.0 + b2) * _hits(g, m, K), k_prime(g, m, K) + b2 * g.judged.count_at_least(m["rel"]))
 
 
 def success(g: TieStats, m: Measure) -> np.ndarray:
@@ -107,6 +109,8 @@ def num_rel_ret(g: TieStats, m: Measure) -> np.ndarray:
     return _hits(g, m, g.lengths)
 
 
+F_BETA = Param(1, real_param("beta", minimum=0), "van Rijsbergen's beta: recall weighs beta^2 times precision "
+               "(F_beta = (1 + beta^2) P R / (beta^2 P + R))")
 CLIP_AT_R = Param(False, bool_param("clip_at_r"), "divide by min(k, R), the best precision possible "
                   "(TF Similarity clip_at_r; trec_eval relative_P)")
 MULT = Param(1, real_param("mult", minimum=0), "the cutoff as a multiple of R: rank floor(mult R + 0.9)")
@@ -130,8 +134,8 @@ FAMILIES = [
     MeasureFamily("R", "recall: relevant items in the top k, divided by all relevant (R)", {"rel": REL},
                   "required", recall, binary_preference, aliases=(("recall", {}),), value_range=(0.0, 1.0),
                   trec=(TrecName("recall", "cutoffs", TREC_CUTOFFS),), reads="top_k", tie_scope="set"),
-    MeasureFamily("F1", "F1: 2 hits / (k + R), the harmonic mean of P@k and R@k",
-                  {"rel": REL, "clip": CLIP}, "required", f1, binary_preference, value_range=(0.0, 1.0), reads="top_k", tie_scope="set"),
+    MeasureFamily("F1", "F1: 2 hits / (k + R), the harmonic mean of P@k and R@k; F_beta with beta=",
+                  {"rel": REL, "clip": CLIP, "beta": F_BETA}, "required", f1, binary_preference, value_range=(0.0, 1.0), reads="top_k", tie_scope="set"),
     MeasureFamily("Success", "1 if a relevant item is in the top k (hit rate)", {"rel": REL}, "required",
                   success, binary_preference, aliases=(("hit_rate", {}), ("hit", {})), value_range=(0.0, 1.0),
                   trec=(TrecName("success", "cutoffs", (1, 5, 10)),), reads="top_k", tie_scope="set_first_hit"),
