@@ -1,0 +1,216 @@
+"""tierank on Spark DataFrames: :func:`evaluate` and :func:`compare` (``pip install tierank[spark]``).
+
+The run and the qrels become one table, shuffled once on the query id (``repartition`` then
+``sortWithinPartitions``: every query's rows are contiguous in one partition), and ``mapInArrow``
+evaluates many whole queries per Python call (blocks of about ``rows_per_call`` rows, cut at query
+boundaries) with the local code, so the per-query values are those of :func:`tierank.evaluate` bit for
+bit. The means are merged on the driver from exact partial sums of each partition
+(:mod:`tierank.exact_sum`): the same bits whatever the partitioning. See docs/scale.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _engines as E
+from .errors import InputError
+
+__all__ = ["evaluate", "compare"]
+
+
+def _pyspark() -> Any:
+    try:
+        from pyspark.sql import DataFrame, functions, types
+    except ImportError:
+        raise ImportError("tierank.spark needs pyspark: pip install tierank[spark]") from None
+    return DataFrame, functions, types
+
+
+def _col(F: Any, name: str) -> Any:
+    return F.col("`" + name.replace("`", "``") + "`")   # names with dots are not struct fields here
+
+
+def _select(df: Any, names: tuple, side: int, F: Any) -> Any:
+    qn, dn, vn = names
+    return df.select(_col(F, qn).alias("q"), _col(F, dn).alias("d"),
+                     _col(F, vn).alias("s" if side == 0 else "g"), F.lit(side).cast("byte").alias("side"),
+                     F.monotonically_increasing_id().alias("pos"))
+
+
+def _offsets(sel: Any, F: Any) -> np.ndarray:
+    """Rows before each source partition (indexed by partition number), from the positions."""
+    counts = sel.groupBy(F.shiftright("pos", E.POS_BITS).alias("p")).count().collect()
+    sizes = np.zeros(max([r["p"] for r in counts], default=0) + 1, dtype=np.int64)
+    for r in counts:
+        sizes[r["p"]] = r["count"]
+    return np.concatenate(([0], np.cumsum(sizes)))[:-1]
+
+
+def _global(offsets: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    return offsets[pos >> E.POS_BITS] + (pos & ((1 << E.POS_BITS) - 1))
+
+
+def _frames(table: pa.Table, opts: E.Options) -> tuple:
+    """The run and qrels rows of a block of whole queries, each in input order, with their positions."""
+    side = table.column("side").to_numpy()
+    pos = table.column("pos").to_numpy()
+    out = []
+    for s, value, names in ((0, "s", opts.names[0]), (1, "g", opts.names[1])):
+        rows = np.flatnonzero(side == s)
+        rows = rows[np.argsort(pos[rows], kind="stable")]
+        part = table.take(pa.array(rows))
+        frame = pd.DataFrame({names[0]: part.column("q").to_pandas(), names[1]: part.column("d").to_pandas(),
+                              names[2]: part.column(value).to_pandas()})
+        out += [frame, pos[rows]]
+    return tuple(out)
+
+
+def _evaluator(opts: E.Options, schema: pa.Schema, rows_per_call: int, offsets: np.ndarray | None) -> Any:
+    """The function given to mapInArrow: blocks of whole queries from the sorted partition."""
+    global_rows = None if offsets is None else (lambda pos: _global(offsets, pos))
+
+    def evaluate_block(table: pa.Table) -> pa.RecordBatch:
+        run, run_pos, qrels, qrels_pos = _frames(table, opts)
+        out = E.evaluate_rows(run, run_pos, qrels, qrels_pos, opts, global_rows)
+        return pa.RecordBatch.from_pandas(out, schema=schema, preserve_index=False)
+
+    def run_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        pending: list[pa.RecordBatch] = []
+        size = 0
+        for batch in batches:
+            pending.append(batch)
+            size += batch.num_rows
+            if size < rows_per_call:
+                continue
+            table = pa.Table.from_batches(pending)
+            q = table.column("q")
+            last = q[len(q) - 1]
+            start = pc.index(q, last).as_py() if last.is_valid else -1
+            if start > 0:   # evaluate the whole queries, keep the last one (it may go on)
+                yield evaluate_block(table.slice(0, start))
+                pending = table.slice(start).to_batches()
+                size = len(table) - start
+        if size:
+            yield evaluate_block(pa.Table.from_batches(pending))
+    return run_partition
+
+
+def _schema(opts: E.Options, integer_ids: bool) -> pa.Schema:
+    fields = [pa.field("query_id", pa.int64() if integer_ids else pa.string()), pa.field("status", pa.int8())]
+    for col in opts.columns():
+        text = opts.measures[E._measure_of(col, opts)].family.text
+        fields.append(pa.field(col, pa.string() if text else pa.float64()))
+    return pa.schema(fields)
+
+
+def _partials(opts: E.Options) -> Any:
+    def run_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        tables = list(batches)
+        frame = pa.Table.from_batches(tables).to_pandas() if tables else None
+        if frame is None or not len(frame):
+            return
+        yield pa.RecordBatch.from_pandas(E.partials(frame, opts), preserve_index=False)
+    return run_partition
+
+
+def _sample(df: Any, names: tuple, F: Any) -> pd.DataFrame:
+    return df.select(*[_col(F, n) for n in names]).limit(1).toArrow().to_pandas()
+
+
+def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected", bounds: bool = False,
+             missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
+             judged_only: bool = False, max_docs: int | None = None, partitions: int | None = None,
+             rows_per_call: int = 1 << 20) -> E.EngineResults:
+    """:func:`tierank.evaluate` on Spark DataFrames, with the same results bit for bit.
+
+    Parameters
+    ----------
+    qrels, run : pyspark.sql.DataFrame
+        Columns named as for pandas input (``query_id, doc_id, relevance`` / ``score`` or their
+        aliases). Any partitioning: a query's rows may be spread over partitions.
+    measures, ties, bounds, missing, seed, no_relevant, trec_eval_version, judged_only, max_docs
+        As for :func:`tierank.evaluate`.
+    partitions : int, optional
+        Partitions of the shuffle on the query id (default: ``spark.sql.shuffle.partitions``).
+    rows_per_call : int, default=2**20
+        Rows evaluated per Python call (whole queries: a longer query is evaluated in one call).
+
+    Returns
+    -------
+    EngineResults
+        ``.per_query`` (a Spark DataFrame, persisted: ``query_id`` and one column per measure, with
+        ``bounds`` also ``<measure>_lower`` / ``<measure>_upper``), ``.mean``, ``.collect()`` (the
+        local :class:`tierank.Results`, equal to :func:`tierank.evaluate` on the same rows).
+
+    Examples
+    --------
+    >>> import tierank.spark                                        # doctest: +SKIP
+    >>> res = tierank.spark.evaluate(qrels_df, run_df, ["nDCG@10", "AP"], bounds=True)  # doctest: +SKIP
+    >>> res.mean, res.per_query.show()                              # doctest: +SKIP
+    """
+    DataFrame, F, T = _pyspark()
+    opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
+                             no_relevant=no_relevant, trec_eval_version=trec_eval_version,
+                             judged_only=judged_only, max_docs=max_docs)
+    for obj, kind in ((run, "run"), (qrels, "qrels")):
+        if not isinstance(obj, DataFrame):
+            raise InputError(f"the {kind} must be a Spark DataFrame, not {type(obj).__name__} "
+                             "(tierank.evaluate takes pandas DataFrames)")
+    names = (E.find_columns(run.columns, "run"), E.find_columns(qrels.columns, "qrels"))
+    opts = E.replace(opts, names=names)
+    E.check_samples(_sample(run, names[0], F), _sample(qrels, names[1], F), names)
+    sel = {"run": _select(run, names[0], 0, F), "qrels": _select(qrels, names[1], 1, F)}
+    offsets: dict = {}
+
+    def row_of(side: str, pos: int) -> int:
+        if side not in offsets:
+            offsets[side] = _offsets(sel[side], F)
+        return int(_global(offsets[side], np.array([pos]))[0])
+
+    if opts.ties == "random":
+        offsets["run"] = _offsets(sel["run"], F)
+    rows = sel["run"].unionByName(sel["qrels"], allowMissingColumns=True)
+    rows = (rows.repartition(partitions, "q") if partitions else rows.repartition("q"))
+    rows = rows.sortWithinPartitions("q", "side", "pos")
+    integer_ids = not isinstance(run.schema[names[0][0]].dataType, T.StringType)
+    schema = _schema(opts, integer_ids)
+    spark_schema = T.StructType([T.StructField(f.name, {pa.int64(): T.LongType(), pa.string(): T.StringType(),
+                                                         pa.int8(): T.ByteType(), pa.float64(): T.DoubleType()}[f.type])
+                                 for f in schema])
+    out = rows.mapInArrow(_evaluator(opts, schema, rows_per_call, offsets.get("run")), spark_schema)
+    try:
+        out = out.persist()
+        parts = out.mapInArrow(_partials(opts), "column string, partial string").toArrow().to_pandas()
+    except Exception as err:
+        payload = E.payload_of(err)
+        if payload is None:
+            raise
+        out.unpersist()
+        raise E.input_error(payload, row_of) from None
+    if not len(parts):
+        parts = pd.DataFrame({"column": [], "partial": []})
+    mean, lower, upper = E.finish(parts, opts)
+    per_query = out.filter(F.col("status").isin(list(E.KEPT))).drop("status")
+    return E.EngineResults(per_query, mean, lower, upper, opts.ties, opts.measures,
+                           _collect=lambda: per_query.toArrow().to_pandas(), _opts=opts)
+
+
+def compare(qrels: Any, runs: Mapping[str, Any], measures: str | Iterable[str], *, test: str = "t",
+            alpha: float = 0.05, correction: str = "holm", n_resamples: int = 10000, seed: int = 0,
+            **options: Any) -> Any:
+    """:func:`tierank.compare` on Spark DataFrames: each run evaluated on the cluster, the paired tests
+    on the collected per-query values.
+
+    ``options``: ``ties``, ``missing``, ``no_relevant``, ... as for :func:`evaluate`.
+    """
+    from .compare import Comparison
+
+    measures = [measures] if isinstance(measures, str) else list(measures)
+    results = {name: evaluate(qrels, run, measures, seed=seed, **options).collect() for name, run in runs.items()}
+    return Comparison.from_results(results, {m: m for m in measures}, test=test, alpha=alpha,
+                                   correction=correction, n_resamples=n_resamples, seed=seed)
