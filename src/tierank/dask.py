@@ -31,8 +31,8 @@ def _with_pos(frame: pd.DataFrame, names: tuple, side: int, partition_info: Any 
     """The table's rows as (q, d, s or g, side, pos): pos = partition number << 33 | row in it."""
     number = 0 if partition_info is None else int(partition_info["number"])
     qn, dn, vn = names
-    return pd.DataFrame({"q": frame[qn].to_numpy(), "d": frame[dn].to_numpy(),
-                         ("s" if side == 0 else "g"): frame[vn].to_numpy(),
+    return pd.DataFrame({"q": frame[qn].array, "d": frame[dn].array,   # dtypes kept, for the error messages
+                         ("s" if side == 0 else "g"): frame[vn].array,
                          "side": np.full(len(frame), side, dtype=np.int8),
                          "pos": (np.int64(number) << E.POS_BITS) + np.arange(len(frame), dtype=np.int64)})
 
@@ -53,8 +53,8 @@ def _worker(part: pd.DataFrame, opts: E.Options, dtypes: tuple, offsets: np.ndar
     side = part["side"].to_numpy()
     r, q = part[side == 0], part[side == 1]
     (rq, rd, rv), (qq, qd, qv) = opts.names
-    run = pd.DataFrame({rq: r["q"].to_numpy(), rd: r["d"].to_numpy(), rv: r["s"].to_numpy()})
-    qrels = pd.DataFrame({qq: q["q"].to_numpy(), qd: q["d"].to_numpy(), qv: q["g"].to_numpy()})
+    run = pd.DataFrame({rq: r["q"].array, rd: r["d"].array, rv: r["s"].array})
+    qrels = pd.DataFrame({qq: q["q"].array, qd: q["d"].array, qv: q["g"].array})
     run[rv] = run[rv].astype(dtypes[0])
     qrels[qv] = qrels[qv].astype(dtypes[1])
     rows = None if offsets is None else (lambda pos: _global(offsets, pos))
