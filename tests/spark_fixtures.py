@@ -53,6 +53,8 @@ def spark_session():   # type: ignore[no-untyped-def]
     spark = (SparkSession.builder.master("local[2]").appName("tierank-tests")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "3")
              .config("spark.default.parallelism", "2").config("spark.driver.memory", "1g")
+             # small Arrow batches: a query's rows reach the Python worker in several batches
+             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "64")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -197,7 +197,7 @@ def evaluate_rows(run: pd.DataFrame, run_pos: np.ndarray, qrels: pd.DataFrame, q
         status = np.where(in_run & in_qrels, EVALUATED, np.where(in_run, ONLY_RUN, np.where(
             opts.missing == "zero", ONLY_QRELS_ZERO, ONLY_QRELS_SKIPPED)))
         kept = every[np.isin(status, KEPT)]
-        out = pd.DataFrame({"query_id": every, "status": status.astype(np.int8)})
+        out = pd.DataFrame({"query_id": every.to_numpy(), "status": status.astype(np.int8)})
         if not len(kept):
             return _with_values(out, None, opts)
         run_rows = np.flatnonzero(pd.Index(_plain(r.query)).isin(kept))

@@ -77,6 +77,7 @@ def _evaluator(opts: E.Options, schema: pa.Schema, rows_per_call: int, offsets: 
     def evaluate_block(table: pa.Table) -> pa.RecordBatch:
         run, run_pos, qrels, qrels_pos = _frames(table, opts)
         out = E.evaluate_rows(run, run_pos, qrels, qrels_pos, opts, global_rows)
+        out.columns = schema.names   # internal names (v0, v1, ...): Spark resolves dots in names as fields
         return pa.RecordBatch.from_pandas(out, schema=schema, preserve_index=False)
 
     def run_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -102,9 +103,9 @@ def _evaluator(opts: E.Options, schema: pa.Schema, rows_per_call: int, offsets: 
 
 def _schema(opts: E.Options, integer_ids: bool) -> pa.Schema:
     fields = [pa.field("query_id", pa.int64() if integer_ids else pa.string()), pa.field("status", pa.int8())]
-    for col in opts.columns():
+    for i, col in enumerate(opts.columns()):
         text = opts.measures[E._measure_of(col, opts)].family.text
-        fields.append(pa.field(col, pa.string() if text else pa.float64()))
+        fields.append(pa.field(f"v{i}", pa.string() if text else pa.float64()))
     return pa.schema(fields)
 
 
@@ -114,6 +115,7 @@ def _partials(opts: E.Options) -> Any:
         frame = pa.Table.from_batches(tables).to_pandas() if tables else None
         if frame is None or not len(frame):
             return
+        frame.columns = ["query_id", "status", *opts.columns()]
         yield pa.RecordBatch.from_pandas(E.partials(frame, opts), preserve_index=False)
     return run_partition
 
@@ -195,7 +197,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     if not len(parts):
         parts = pd.DataFrame({"column": [], "partial": []})
     mean, lower, upper = E.finish(parts, opts)
-    per_query = out.filter(F.col("status").isin(list(E.KEPT))).drop("status")
+    per_query = out.filter(F.col("status").isin(list(E.KEPT))).select(
+        "query_id", *[F.col(f"v{i}").alias(c) for i, c in enumerate(opts.columns())])
     return E.EngineResults(per_query, mean, lower, upper, opts.ties, opts.measures,
                            _collect=lambda: per_query.toArrow().to_pandas(), _opts=opts)
 
