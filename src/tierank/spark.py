@@ -124,6 +124,20 @@ def _sample(df: Any, names: tuple, F: Any) -> pd.DataFrame:
     return df.select(*[_col(F, n) for n in names]).limit(1).toArrow().to_pandas()
 
 
+def _plain_schema(run: Any, qrels: Any, names: tuple, T: Any) -> bool:
+    """Whether the schemas show ids that are strings or integers of the same kind on both sides, and
+    numeric scores and grades (then the type checks on the first rows can be skipped)."""
+    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+    def kind(df: Any, name: str) -> str:
+        t = df.schema[name].dataType
+        return "str" if isinstance(t, T.StringType) else "int" if isinstance(t, integral) else "other"
+    ids = [(kind(run, names[0][i]), kind(qrels, names[1][i])) for i in (0, 1)]
+    numbers = integral + (T.FloatType, T.DoubleType)
+    return (all(a == b != "other" for a, b in ids) and isinstance(run.schema[names[0][2]].dataType, numbers)
+            and isinstance(qrels.schema[names[1][2]].dataType, numbers + (T.BooleanType,)))
+
+
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected", bounds: bool = False,
              missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
              judged_only: bool = False, max_docs: int | None = None, partitions: int | None = None,
@@ -165,7 +179,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
                              "(tierank.evaluate takes pandas DataFrames)")
     names = (E.find_columns(run.columns, "run"), E.find_columns(qrels.columns, "qrels"))
     opts = E.replace(opts, names=names)
-    E.check_samples(_sample(run, names[0], F), _sample(qrels, names[1], F), names)
+    if not _plain_schema(run, qrels, names, T):   # a type problem: the local error, from the first rows
+        E.check_samples(_sample(run, names[0], F), _sample(qrels, names[1], F), names)
     sel = {"run": _select(run, names[0], 0, F), "qrels": _select(qrels, names[1], 1, F)}
     offsets: dict = {}
 
