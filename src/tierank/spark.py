@@ -10,6 +10,7 @@ bit. The means are merged on the driver from exact partial sums of each partitio
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -124,6 +125,24 @@ def _sample(df: Any, names: tuple, F: Any) -> pd.DataFrame:
     return df.select(*[_col(F, n) for n in names]).limit(1).toArrow().to_pandas()
 
 
+ARROW_BATCH_ROWS = 1 << 17
+_BATCH_KEY = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+
+@contextmanager
+def _arrow_batches(session: Any) -> Iterator[None]:
+    """Arrow batches of 2**17 rows to the Python workers during the evaluation, unless the session sets
+    their size (Spark's default, 10,000 rows, costs about 30% more time per row on the JVM side)."""
+    if session.conf.get(_BATCH_KEY, None) is not None:
+        yield
+        return
+    session.conf.set(_BATCH_KEY, str(ARROW_BATCH_ROWS))
+    try:
+        yield
+    finally:
+        session.conf.unset(_BATCH_KEY)
+
+
 def _plain_schema(run: Any, qrels: Any, names: tuple, T: Any) -> bool:
     """Whether the schemas show ids that are strings or integers of the same kind on both sides, and
     numeric scores and grades (then the type checks on the first rows can be skipped)."""
@@ -202,7 +221,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     out = rows.mapInArrow(_evaluator(opts, schema, rows_per_call, offsets.get("run")), spark_schema)
     try:
         out = out.persist()
-        parts = out.mapInArrow(_partials(opts), "column string, partial string").toArrow().to_pandas()
+        with _arrow_batches(run.sparkSession):
+            parts = out.mapInArrow(_partials(opts), "column string, partial string").toArrow().to_pandas()
     except Exception as err:
         payload = E.payload_of(err)
         if payload is None:
