@@ -183,7 +183,7 @@ def evaluate_rows(run: pd.DataFrame, run_pos: np.ndarray, qrels: pd.DataFrame, q
     :class:`EngineInputError`. Returns one row per query: ``query_id``, ``status`` and the columns of
     :meth:`Options.columns` (NaN for queries not evaluated).
     """
-    side = "run"
+    side: str | None = "run"
     try:
         r = normalized(_columns(run, "run", opts.names[0]), "score")
         side = "qrels"
@@ -239,8 +239,9 @@ def _with_values(out: pd.DataFrame, res: Results | None, opts: Options) -> pd.Da
     """``out`` (query ids and statuses) with the values of the evaluated queries (NaN / None for others)."""
     values = None
     if res is not None:
-        frames = [res.per_query] + ([res.lower.add_suffix("_lower"), res.upper.add_suffix("_upper")]
-                                    if opts.bounds else [])
+        frames = [res.per_query]
+        if opts.bounds and res.lower is not None and res.upper is not None:
+            frames += [res.lower.add_suffix("_lower"), res.upper.add_suffix("_upper")]
         values = pd.concat(frames, axis=1).reindex(pd.Index(out["query_id"]))
     for col in opts.columns():
         text = opts.measures[_measure_of(col, opts)].family.text
@@ -343,7 +344,7 @@ def input_error(payload: dict, row_of: Callable[[str, int], int]) -> InputError:
 
 def payload_of(err: BaseException) -> dict | None:
     """The payload of an EngineInputError, found in an engine's exception (or its text)."""
-    seen = err
+    seen: BaseException | None = err
     while seen is not None:
         if isinstance(seen, EngineInputError):
             return seen.payload

@@ -184,9 +184,15 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
 
     Examples
     --------
-    >>> import tierank.spark                                        # doctest: +SKIP
-    >>> res = tierank.spark.evaluate(qrels_df, run_df, ["nDCG@10", "AP"], bounds=True)  # doctest: +SKIP
-    >>> res.mean, res.per_query.show()                              # doctest: +SKIP
+    With a Spark session (``local[2]`` here; the README shows the output)::
+
+        import tierank.spark
+        run_df = spark.read.parquet("run.parquet")        # query_id, doc_id, score
+        qrels_df = spark.read.parquet("qrels.parquet")    # query_id, doc_id, relevance
+        res = tierank.spark.evaluate(qrels_df, run_df, ["nDCG@10", "AP"], bounds=True)
+        res.mean                  # {'nDCG@10': ..., 'AP': ...}
+        res.per_query.show()      # query_id, nDCG@10, AP, nDCG@10_lower, AP_lower, nDCG@10_upper, AP_upper
+        res.collect()             # tierank.Results, == tierank.evaluate on the same rows
     """
     DataFrame, F, T = _pyspark()
     opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
