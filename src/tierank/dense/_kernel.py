@@ -91,9 +91,8 @@ def _sort_order(ops: Ops, scores: Any, mask: Any, ties: str, preference: Any, se
     elif ties == "random":
         order = ops.argsort(random_keys(ops, scores, seed) + ops.to_int(mask) * 0)
     else:   # "expected" (any order inside a tie), "input"
-        order = pos
-    order = ops.take(order, ops.argsort(-ops.take(scores, order)))
-    return ops.take(order, ops.argsort(ops.to_int(ops.logical_not(ops.take(mask, order)))))
+        return ops.order_by_score(scores, mask)
+    return ops.take(order, ops.order_by_score(ops.take(scores, order), ops.take(mask, order)))
 
 
 class _Rows:

@@ -119,6 +119,13 @@ class Ops:
         """``-np.sort(-x, axis=-1)``: each row sorted descending (values only)."""
         raise NotImplementedError
 
+    def order_by_score(self, scores: Any, mask: Any) -> Any:
+        """Per row, the stable order of the entries by (``mask`` True first, ``scores`` descending): the
+        indices, as :meth:`argsort`. This default takes two stable sorts; an implementation may do it
+        in one (torch: one sort with padding keyed NaN, which sorts last)."""
+        first = self.argsort(-scores)
+        return self.take(first, self.argsort(self.to_int(self.logical_not(self.take(mask, first)))))
+
     def group_sum(self, values: Any, group: Any) -> Any:
         """For every entry, the sum of ``values`` over the entries of its row with the same ``group``
         (``group``: integers in ``[0, list_size)``, same shape as ``values``); same shape and dtype as
@@ -293,6 +300,11 @@ class TorchOps(Ops):
 
     def sort_descending(self, x: Any) -> Any:
         return self.torch.sort(x, dim=-1, descending=True).values
+
+    def order_by_score(self, scores: Any, mask: Any) -> Any:
+        # one stable sort: torch sorts NaN after every number (-inf and +inf included)
+        key = self.torch.where(mask, -scores, self.torch.full_like(scores, float("nan")))
+        return self.torch.sort(key, dim=-1, stable=True).indices
 
     def group_sum(self, values: Any, group: Any) -> Any:
         out = self.torch.zeros_like(values).scatter_add_(-1, group, values)
