@@ -40,7 +40,7 @@ class KerasOps(Ops):
     >>> labels = keras.ops.convert_to_tensor(np.array([[1.0, 0.0, 1.0]], "float32"))
     >>> mask = keras.ops.convert_to_tensor(np.ones((1, 3), bool))
     >>> values, valid = dense_values(ops, scores, labels, mask, measure="rr")
-    >>> round(float(keras.ops.convert_to_numpy(values)[0]), 6)
+    >>> round(float(values[0]), 6)
     0.75
     """
 
