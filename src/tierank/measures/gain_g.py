@@ -10,6 +10,11 @@ is counted by a dynamic programme over the tie's items (subset counts by size an
 all have the same gain, and fixed orders, need no counting. The cost is about ``n^3 k`` per tie with k
 distinct gains; a query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET` raises an InputError naming
 the query and the tie.
+
+Bounds: a higher gain first does not always give the higher G (after a document of gain 1 with ideal gains
+3, 2, 1, the tie {2, 3} scores more as 2 then 3). Ties add up independently (a tie's terms depend only on
+the gain sum before it), so each tie's best and worst arrangement is found by a dynamic programme over how
+many documents of each gain have been placed, and the bounds are their sums.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ def _costs(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return C, offsets, total
 
 
-def g_measure(g: TieStats, m: Measure) -> np.ndarray:
+def g_measure(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
     C, offsets, total = _costs(g, m)
     key = ("gain", m["gain"], repr(m["gains"]))
     G = g.group_sum(key, lambda x, _q: item_gains(m, x))
@@ -77,14 +82,19 @@ def g_measure(g: TieStats, m: Measure) -> np.ndarray:
     term[use] = gains[use] / np.log2(2.0 + C[pos[use]] - sums[use])
     value = np.bincount(g.group_query[item_group], weights=term, minlength=g.n_queries)
     if mixed.any():
-        value += _mixed_ties(g, mixed, ptr, gains, S_before, C, offsets)
+        value += _mixed_ties(g, mixed, ptr, gains, S_before, C, offsets, extreme)
     return divide(value, total)
 
 
+def _bounds(expected: TieStats, best: TieStats, worst: TieStats, m: Measure, lo: np.ndarray, hi: np.ndarray):
+    """Exact bounds: each tie's best / worst arrangement (module docstring)."""
+    return g_measure(expected, m, "min"), g_measure(expected, m, "max")
+
+
 def _mixed_ties(g: TieStats, mixed: np.ndarray, ptr: np.ndarray, gains: np.ndarray, S_before: np.ndarray,
-                C: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+                C: np.ndarray, offsets: np.ndarray, extreme: str | None) -> np.ndarray:
     n = g.group_size.astype(np.float64)
-    cost = np.where(mixed, n ** 3 * 4, 0.0)
+    cost = np.where(mixed, n ** 3 * 4, 0.0) if extreme is None else _extreme_cost(ptr, gains, mixed)
     if cost.sum() > TOTAL_BUDGET or cost.max() > BUDGET:
         worst = int(np.argmax(cost))
         raise QueryError(f"G: the exact expectation over all orderings of tied documents needs about "
@@ -96,8 +106,41 @@ def _mixed_ties(g: TieStats, mixed: np.ndarray, ptr: np.ndarray, gains: np.ndarr
         q = int(g.group_query[c])
         tie = gains[ptr[c]:ptr[c + 1]]
         positions = offsets[q] + g.group_first[c] + np.arange(len(tie))
-        out[q] += _expected_tie(tie, float(S_before[c]), C[positions])
+        if extreme is None:
+            out[q] += _expected_tie(tie, float(S_before[c]), C[positions])
+        else:
+            out[q] += _extreme_tie(tie, float(S_before[c]), C[positions], extreme)
     return out
+
+
+def _extreme_cost(ptr: np.ndarray, gains: np.ndarray, mixed: np.ndarray) -> np.ndarray:
+    """Per tie, the states of :func:`_extreme_tie`: the product over its distinct gains of (count + 1)."""
+    cost = np.zeros(len(mixed))
+    for c in np.flatnonzero(mixed):   # loop over the ties of documents with different gains
+        _, counts = np.unique(gains[ptr[c]:ptr[c + 1]], return_counts=True)
+        cost[c] = float(np.prod(counts + 1.0)) * len(counts)
+    return cost
+
+
+def _extreme_tie(tie: np.ndarray, before: float, C: np.ndarray, extreme: str) -> float:
+    """The largest (``"max"``) or smallest (``"min"``) sum of the tie's terms over its arrangements: a
+    dynamic programme over the counts of each distinct gain placed so far (their sum fixes the gain above)."""
+    pick = max if extreme == "max" else min
+    values, counts = np.unique(tie, return_counts=True)
+    values, counts = values.tolist(), counts.tolist()
+    layer: dict = {(0,) * len(values): 0.0}
+    for s in range(len(tie)):   # loop over the tie's positions: extend every state by one document
+        nxt: dict = {}
+        for state, acc in layer.items():
+            above = sum(c * v for c, v in zip(state, values))
+            for i, v in enumerate(values):
+                if state[i] == counts[i]:
+                    continue
+                term = v / math.log2(2.0 + C[s] - before - above - v) if v else 0.0
+                key = state[:i] + (state[i] + 1,) + state[i + 1:]
+                nxt[key] = pick(nxt[key], acc + term) if key in nxt else acc + term
+        layer = nxt
+    return layer[tuple(counts)]
 
 
 def _expected_tie(tie: np.ndarray, before: float, C: np.ndarray) -> float:
@@ -137,7 +180,7 @@ def _subset_sums(items: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
 
 FAMILIES = [
     MeasureFamily("G", "normalized gain: gains weighted by 1/log2(2 + ideal cost - gain so far), over the ideal "
-                  "gain (trec_eval G)", _PARAMS, "none", g_measure, gain_preference, normalize=_normalize,
+                  "gain (trec_eval G)", _PARAMS, "none", g_measure, gain_preference, normalize=_normalize, exact_bounds=_bounds,
                   value_range=(0.0, math.inf),
                   trec=(TrecName("G", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),)),
 ]
