@@ -28,6 +28,8 @@ import ast
 import math
 import re
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from itertools import chain, permutations, product
 from typing import Iterator, Sequence
 
@@ -44,6 +46,16 @@ KNOWN = {
 NEEDS_K = {"P", "R", "F1", "Success", "ACG", "WAP", "Judged", "Unjudged"}
 NO_K = {"Rprec", "NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "SetP", "SetR", "SetF", "Bpref",
         "GMAP", "GMBpref"}
+# trec_eval's infAP, iprec_at_recall and 11pt_avg (ir-measures infAP, IPrec): definitions at the end of this
+# section, from m_infap.c, m_iprec_at_recall.c and m_11pt_avg.c
+KNOWN |= {"infAP", "IPrec", "IPrecAvg"}
+NO_K |= {"infAP", "IPrec", "IPrecAvg"}
+# trec_eval 10's other measures (m_Rprec_mult.c, m_set_rel_P.c, m_set_map.c, m_utility.c, m_binG.c, m_G.c,
+# m_ndcg_rel.c, m_Rndcg.c, m_rbp_resid.c; relative_P and graded rbp are P and RBP's branches) and ranx's
+# hits: definitions in trec_other_value below
+KNOWN |= {"RprecMult", "Hits", "SetRelP", "SetAP", "Utility", "BinG", "G", "NDCGRel", "Rndcg", "RBPResid"}
+NEEDS_K |= {"Hits"}
+NO_K |= {"RprecMult", "SetRelP", "SetAP", "Utility", "BinG", "G", "NDCGRel", "Rndcg", "RBPResid"}
 
 
 @dataclass(frozen=True)
@@ -139,7 +151,7 @@ def plain_value(spec: str | Measure, g: Sequence[float]) -> float:
     k = m.k
     K = n if k is None else min(k, n)
     rel = p.get("rel", 1)
-    b = [1 if x >= rel else 0 for x in g]
+    b = [1 if rel is not None and x >= rel else 0 for x in g]   # rel=None: graded RBP (no binary b)
     R = sum(b)
     H = []  # H[i-1] = relevant among positions 1..i
     acc = 0
@@ -159,6 +171,8 @@ def plain_value(spec: str | Measure, g: Sequence[float]) -> float:
     if name == "NumRelRet":
         return float(H[-1] if n else 0)
     if name == "P":
+        if p.get("clip_at_r", False):   # trec_eval relative_P: divided by min(cutoff, R); 0 when R = 0
+            kp = min(kp, R)
         return HK / kp if kp else 0.0
     if name == "R":
         return HK / R if R else 0.0
@@ -242,6 +256,9 @@ def plain_value(spec: str | Measure, g: Sequence[float]) -> float:
         return (x + 1) * P * Rc / (x * P + Rc) if hits else 0.0   # trec_eval set_F
     if name == "RBP":
         q = p.get("p", 0.8)
+        if p.get("rel", None) is None:   # m_rbp.c: gains = grades, divided by the largest when it exceeds 1
+            scale = max([1.0] + [x for x in g if x >= 0])
+            return (1 - q) * sum(max(g[i - 1], 0.0) / scale * q ** (i - 1) for i in range(1, K + 1))
         return (1 - q) * sum(b[i - 1] * q ** (i - 1) for i in range(1, K + 1))
     if name == "Bpref":
         N = sum(1 for x in g if 0 <= x < rel)
@@ -252,7 +269,222 @@ def plain_value(spec: str | Measure, g: Sequence[float]) -> float:
             elif x >= 0:
                 nonrel_above += 1
         return total / R if R else 0.0
+    if name in ("infAP", "IPrec", "IPrecAvg"):
+        return trec_interpolated_value(m, g)
+    if name in ("RprecMult", "Hits", "SetRelP", "SetAP", "Utility", "BinG", "G", "NDCGRel", "Rndcg", "RBPResid"):
+        return trec_other_value(m, g)
     raise ValueError(f"oracle: unknown measure {name}")
+
+
+def _trec_gain(m: Measure, x: float) -> float:
+    """The gain of grade x in G, ndcg_rel and Rndcg: the grade (or the measure's gain / gains), 0 when
+    unjudged (negative)."""
+    return 0.0 if x < 0 else gain_function(m)(x)
+
+
+def trec_other_value(spec, g: Sequence[float]) -> float:
+    """trec_eval 10's Rprec_mult, set_relative_P, set_map, utility, binG, G, ndcg_rel, Rndcg and rbp_resid,
+    and ranx's hits@k, on one ranking's grades ``g`` (a matrix row: every judged item is ranked; a negative
+    grade is an unjudged one). Literal transcriptions of the C loops, one position at a time."""
+    m = parse(spec)
+    p, name, n = m.params, m.name, len(g)
+    rel = p.get("rel", 1)
+    relevant = [x >= rel for x in g]
+    R, H = sum(relevant), sum(relevant)   # every judged item is ranked: all relevant ones are retrieved
+    if name == "Hits":                   # ranx hits: relevant in the top k
+        return float(sum(relevant[:m.k]))
+    if name == "RprecMult":              # cutoff (long)(mult R + 0.9); beyond the list: num_rel_ret / cutoff
+        cut = int(p.get("mult", 1) * R + 0.9)
+        return sum(relevant[:cut]) / cut if cut else 0.0
+    if name == "SetRelP":
+        return H / min(n, R) if n and R else 0.0
+    if name == "SetAP":
+        return H * H / (n * R) if n and R else 0.0
+    if name == "Utility":
+        a, b_, c, d, N = (p.get(k, v) for k, v in (("a", 1), ("b", -1), ("c", 0), ("d", 0), ("N", 0)))
+        return a * H + b_ * (n - H) + c * (R - H) + d * (N + H - n - R)
+    if name == "BinG":
+        total, so_far = 0.0, 0
+        for i, r in enumerate(relevant):
+            if r:
+                so_far += 1
+                total += 1.0 / math.log2(3 + i - so_far)
+        return total / R if so_far else 0.0
+    if name == "RBPResid":
+        q = p.get("p", 0.9)
+        unj, total, cur = 0, 0.0, 1.0
+        for x in g:
+            if x < 0:
+                unj += 1
+                total += cur
+            cur *= q
+        return cur + (1 - q) * total if unj else 0.0
+    gains = [_trec_gain(m, x) for x in g]
+    ideal = sorted((x for x in (_trec_gain(m, y) for y in g if y >= 0) if x > 0), reverse=True)
+    if name == "G":
+        return _trec_g(gains, ideal)
+    if name == "NDCGRel":
+        return _trec_ndcg_rel(gains, ideal)
+    return _trec_rndcg(gains, ideal) if R else 0.0   # m_Rndcg.c: 0 when no document reaches rel
+
+
+def _ideal_at(ideal: list, i: int) -> float:
+    return ideal[i] if 0 <= i < len(ideal) else 0.0
+
+
+def _trec_g(gains: list, ideal: list) -> float:
+    """m_G.c: each rank costs max(ideal gain there, 1); a gain counts 1 / log2(2 + cost - gain so far)."""
+    if not ideal:
+        return 0.0
+    cost = got = value = 0.0
+    for i, x in enumerate(gains):
+        got += x
+        cost += max(_ideal_at(ideal, i), 1.0)
+        if x != 0:
+            value += x / math.log2(2 + cost - got)
+    return value / math.fsum(ideal)
+
+
+def _trec_ndcg_rel(gains: list, ideal: list) -> float:
+    """m_ndcg_rel.c: nDCG at each retrieved positive-gain document (ideal DCG up to that rank, at most all
+    P ideal documents); each of the P not retrieved counts the final DCG over the full ideal DCG."""
+    P = len(ideal)
+    if P == 0:
+        return 0.0
+    idcg, dcg, total, seen = 0.0, 0.0, 0.0, 0
+    for i, x in enumerate(gains):
+        if x != 0:
+            dcg += x / math.log2(i + 2)
+        if i < P:
+            idcg += ideal[i] / math.log2(i + 2)
+        if x > 0:
+            total += dcg / idcg
+            seen += 1
+    for i in range(len(gains), P):
+        idcg += ideal[i] / math.log2(i + 2)
+    total += (P - seen) * dcg / idcg
+    return total / P if total > 0 else 0.0
+
+
+def _trec_rndcg(gains: list, ideal: list) -> float:
+    """m_Rndcg.c's loops: nDCG at each rank where the ideal gain changes (the R levels), the DCG so far
+    over the ideal DCG so far; and at the end of a list that runs past the ideal list plus one."""
+    n, total, count, dcg, idcg = len(gains), 0.0, 0, 0.0, 0.0
+    old = _ideal_at(ideal, 0)
+    i = 0
+    current = old
+    while i < n and current > 0:                   # first loop: documents and ideal together
+        current = _ideal_at(ideal, i)
+        if current != old:
+            if idcg > 0:
+                total, count = total + dcg / idcg, count + 1
+            old = current
+        if gains[i] != 0:
+            dcg += gains[i] / math.log2(i + 2)
+        if current > 0:
+            idcg += current / math.log2(i + 2)
+        i += 1
+    if i < n:                                      # documents past the ideal list
+        for j in range(i, n):
+            if gains[j] != 0:
+                dcg += gains[j] / math.log2(j + 2)
+        if idcg > 0:
+            total, count = total + dcg / idcg, count + 1
+    while current > 0:                             # ideal documents past the list
+        current = _ideal_at(ideal, i)
+        if current != old:
+            if idcg > 0:
+                total, count = total + dcg / idcg, count + 1
+            old = current
+        if current > 0:
+            idcg += current / math.log2(i + 2)
+        i += 1
+    return total / count if count else 0.0
+
+
+@lru_cache(maxsize=None)
+def _trec_lround(x: float) -> int:
+    """C's lround: the nearest integer to the exact double x, halves away from zero."""
+
+    return int(Decimal(x).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _trec_iprec_levels(levels: Sequence[float], g: Sequence, rel: float, rounding: str,
+                       num_rel: int | None) -> list[float]:
+    """m_iprec_at_recall.c / m_11pt_avg.c literally: one value per level (levels ascending, as trec_eval
+    stores them). Levels become counts of relevant documents: lround(x R) (trec_eval 10) or
+    (long)(x R + 0.9) (9.x); then one backward walk keeps the best precision seen so far."""
+    g = [-1.0 if x is None else x for x in g]
+    num_ret = len(g)
+    rel_ret = sum(1 for x in g if x >= rel)
+    if num_rel is None:
+        num_rel = rel_ret                           # a matrix row: every judged item is retrieved
+    if rounding == "trec9":
+        cutoffs = [int(x * num_rel + 0.9) for x in levels]
+    else:
+        cutoffs = [_trec_lround(x * num_rel) for x in levels]
+    values = [0.0] * len(levels)
+    if num_ret == 0:
+        return values
+    current = len(levels) - 1
+    while current >= 0 and cutoffs[current] > rel_ret:
+        current -= 1
+    int_precis = rel_ret / num_ret
+    rel_so_far = rel_ret
+    i = num_ret
+    while i > 0 and rel_so_far > 0:
+        int_precis = max(int_precis, rel_so_far / i)
+        if g[i - 1] >= rel:
+            while current >= 0 and rel_so_far == cutoffs[current]:
+                values[current] = int_precis
+                current -= 1
+            rel_so_far -= 1
+        i -= 1
+    while current >= 0:
+        values[current] = int_precis
+        current -= 1
+    return values
+
+
+def trec_interpolated_value(spec, g: Sequence, num_rel: int | None = None) -> float:
+    """trec_eval's infAP (m_infap.c), iprec_at_recall (IPrec) and 11pt_avg (IPrecAvg) on one ranking's
+    grades ``g``: None for a document outside the pool, a negative grade for one in the pool but unjudged.
+    ``num_rel`` (R) defaults to the relevant documents of ``g`` (a matrix row: every judged item ranked)."""
+    m = parse(spec)
+    p = m.params
+    rel = p.get("rel", 1)
+    if num_rel is None:
+        num_rel = sum(1 for x in g if x is not None and x >= rel)
+    if m.name == "infAP":
+        eps = 1e-5
+        nonrel = rel_so_far = unjudged = 0
+        total = 0.0
+        for j, x in enumerate(g):
+            if x is None:
+                continue                            # not in the pool: only moves the ranks below
+            if x < 0:
+                unjudged += 1
+            elif x < rel:
+                nonrel += 1
+            else:
+                rel_so_far += 1
+                if j == 0:
+                    total += 1.0
+                else:
+                    fj = float(j)
+                    total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                        (rel_so_far - 1 + nonrel + unjudged) / fj) * (
+                        (rel_so_far - 1 + eps) / (rel_so_far - 1 + nonrel + 2 * eps))
+        return total / num_rel if num_rel else 0.0
+    rounding = p.get("rounding", "trec10")
+    if m.name == "IPrec":
+        return _trec_iprec_levels([float(p.get("recall", 0.0))], g, rel, rounding, num_rel)[0]
+    levels = sorted(float(x) for x in p.get("levels", (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)))
+    values = _trec_iprec_levels(levels, g, rel, rounding, num_rel)
+    total = 0.0
+    for v in reversed(values):   # m_11pt_avg.c adds them from the highest level down
+        total += v
+    return total / len(values)
 
 
 # ------------------------------------------------------------------------------------------- orderings

@@ -164,6 +164,8 @@ def parse_measure_string(text: str) -> ParsedMeasure:
         if raw is None:
             raise sc.error("expected a cutoff k after '@'")
         if re.fullmatch(r"0?\.\d+|1\.0*|0\.0*", raw) and not sc.peek():   # a recall level (IPrec@0.2)
+            if "recall" in params:   # ir-measures would take the level after '@': no silent choice
+                raise InputError(f"measure {text!r}: the recall level given twice (recall= and @{raw})")
             return ParsedMeasure(name=name, params=params, cutoff=None, text=text, level=float(raw))
         if not re.fullmatch(r"[+-]?\d+", raw) or int(raw) <= 0:
             raise InputError(f"measure {text!r}: the cutoff k must be a positive integer, got {raw}")

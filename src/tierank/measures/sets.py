@@ -82,10 +82,15 @@ def _order_free(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
 
 _order_free.params = ()  # type: ignore[attr-defined]
 
+
 def _trec_beta(text: str) -> dict:
-    """trec_eval's ``set_F.0.5``: the parameter x (``beta`` here)."""
-    (beta,) = parse_doubles(text)
-    return {"beta": BETA.check(beta)}
+    """trec_eval's ``set_F.0.5``: the parameter x (``beta`` here). trec_eval reads only the first of several
+    values (``set_F.0.5,2`` is x = 0.5, printed ``set_F_0.5,2``): an error here, not a value silently dropped."""
+    values = parse_doubles(text)
+    if len(values) != 1:
+        raise ValueError(f"set_F takes one parameter x, got {len(values)} ({text!r}); give one set_F per "
+                         "value, e.g. set_F.0.5 and set_F.2")
+    return {"beta": BETA.check(values[0])}
 
 
 def _show_beta(values: dict) -> str:
