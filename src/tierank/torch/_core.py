@@ -66,6 +66,10 @@ def check_tensors(preds: Any, target: Any, spec: Spec, indexes: Any = None, targ
     if not isinstance(preds, torch.Tensor) or not isinstance(target, torch.Tensor):
         raise InputError(f"{spec.name}: `preds` and `target` must be torch tensors, got "
                          f"{type(preds).__name__} and {type(target).__name__}")
+    if indexes is not None and (not isinstance(indexes, torch.Tensor) or indexes.is_floating_point()
+                                or indexes.is_complex() or indexes.dtype == torch.bool):
+        raise InputError(f"{spec.name}: `indexes` must be a tensor of integers (torch.long), got "
+                         f"{getattr(indexes, 'dtype', type(indexes).__name__)}")
     if preds.shape != target.shape or (indexes is not None and indexes.shape != preds.shape):
         shapes = [tuple(preds.shape), tuple(target.shape)] + ([] if indexes is None else [tuple(indexes.shape)])
         names = "`preds`, `target`" + ("" if indexes is None else " and `indexes`")
