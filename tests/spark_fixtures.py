@@ -14,7 +14,7 @@ TIE_CASES = [("expected", True), ("optimistic", False), ("pessimistic", False), 
              ("trec_eval", False), ("random", False)]
 # ERR is left out until its expected value stops depending on the other queries of the call (see
 # test_dask.py::test_err_does_not_depend_on_other_queries)
-MEASURES = ["AP", "nDCG@10", "P@5", "RR", "Rprec", "NumRet", "NumRelRet", "R@20", "Bpref", "RBP"]
+MEASURES = ["AP", "nDCG@10", "P@5", "RR", "Rprec", "NumRet", "NumRelRet", "R@20", "Bpref", "RBP", "ERR@10"]
 
 
 def random_case(seed: int, string_ids: bool, n_queries: int = 40) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -69,7 +69,6 @@ def _warnings_of(qrels: pd.DataFrame, run: pd.DataFrame, **kw) -> list:
     return list(record)
 
 
-# derandomized: until the two core issues below are fixed (xfail tests), a random example may meet them
 @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10 ** 6), run_parts=st.integers(1, 7), qrels_parts=st.integers(1, 4),
        shuffled=st.integers(1, 5), ties=st.sampled_from(["expected", "input", "random", "trec_eval"]),
@@ -173,10 +172,8 @@ def test_compare_from_cluster_per_query() -> None:
     assert got.means.equals(ref.means) and got.tests.equals(ref.tests)
 
 
-@pytest.mark.xfail(strict=True, reason="ERR's expected value sums (H * E) over columns padded to the widest tie of "
-                   "the batch (np.sum's pairwise order changes with the padding): last-bit differences when "
-                   "other queries are evaluated in the same call; fix in measures/err.py (sequential sum)")
 def test_err_does_not_depend_on_other_queries() -> None:
+    """Regression: ERR's expected value summed over columns padded to the widest tie of the call."""
     qrels, run = random_case(1, False, n_queries=25)
     with pytest.warns(TierankWarning):
         full = tierank.evaluate(qrels, run, ["ERR@10"], bounds=True)
@@ -184,11 +181,8 @@ def test_err_does_not_depend_on_other_queries() -> None:
     assert alone.per_query.loc[3].equals(full.per_query.loc[3])
 
 
-@pytest.mark.xfail(strict=True, reason="ties/groups.py segment_sum adds with np.add.reduceat (pairwise, and the "
-                   "array's last segment is added apart), DCG's shallow-cutoff path with np.bincount (sequential), "
-                   "and which path runs depends on the other queries: last-bit differences; fix: a sequential "
-                   "segment_sum (bincount over the segments)")
 def test_dcg_does_not_depend_on_other_queries() -> None:
+    """Regression: DCG's full and shallow-cutoff paths summed in different orders (reduceat, bincount)."""
     qrels, run = random_case(79399, False, n_queries=25)
     kw = dict(ties="trec_eval", no_relevant="skip")
     with pytest.warns(TierankWarning):

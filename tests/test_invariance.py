@@ -6,6 +6,8 @@ Every measure family must appear in MEASURES (checked below), so a new measure c
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tierank
 from tierank.measures import REGISTRY, parse_measure
@@ -35,11 +37,11 @@ def test_text_measures_do_not_depend_on_row_order(seed, ties):
     assert base.per_query.equals(shuffled.per_query)
 
 
-def _random_run(seed, n_queries=12):
+def _random_run(seed, n_queries=12, max_docs=12):
     rng = np.random.default_rng(seed)
     run_rows, qrels_rows = [], []
     for q in range(n_queries):
-        n = int(rng.integers(1, 12))
+        n = int(rng.integers(1, max_docs))
         docs = rng.choice(500, size=n + 5, replace=False)
         scores = rng.integers(0, 4, size=n)
         for d, s in zip(docs[:n], scores):
@@ -92,6 +94,21 @@ def test_splitting_the_query_set_gives_the_same_rows(seed):
         for frame in ("per_query", "lower", "upper"):
             joined = pd.concat([getattr(p, frame) for p in parts]).sort_index()
             np.testing.assert_allclose(getattr(whole, frame).to_numpy(), joined.to_numpy(), rtol=0, atol=1e-12)
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10 ** 6), ties=st.sampled_from(["expected", "trec_eval"]))
+def test_a_query_has_the_same_bits_alone_as_with_others(seed, ties):
+    """The class of the ERR and DCG regressions (a sum padded to the batch's widest tie; two summation
+    orders chosen from the whole batch): every query's values, bounds included, are bit-identical whether
+    it is evaluated alone or with the other queries (up to 60 documents a query, heavy ties)."""
+    qrels, run = _random_run(seed, n_queries=10, max_docs=60)
+    whole = _all(qrels, run, ties)
+    for q in sorted(set(run.query_id)):
+        alone = _all(qrels[qrels.query_id == q], run[run.query_id == q], ties)
+        for frame in ("per_query", "lower", "upper"):
+            np.testing.assert_array_equal(getattr(whole, frame).loc[[q]].to_numpy(),
+                                          getattr(alone, frame).loc[[q]].to_numpy(), err_msg=f"{q} {frame}")
 
 
 @pytest.mark.parametrize("seed", range(3))

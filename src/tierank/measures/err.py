@@ -129,7 +129,9 @@ def _tie_contributions(s: np.ndarray, n: np.ndarray, p: np.ndarray, p_first: np.
         move = np.zeros_like(H)
         move[:, 1:] = H[:, :-1] * (pf[:, None] - a_all[:-1]) / left
         H = np.where(live[:, None], np.maximum(stay + move, 0.0), H)
-        cur = (H * E).sum(axis=1)
+        # a sequential sum (the last of a cumulative one): the zero columns a wider tie elsewhere in the
+        # batch adds at the end cannot change its bits, as np.sum's pairwise order would
+        cur = np.cumsum(H * E, axis=1)[:, -1]
         total += np.where(live, (prev - cur) / (t + j), 0.0)
         prev = np.where(live, cur, prev)
     return total

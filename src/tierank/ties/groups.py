@@ -27,20 +27,18 @@ GradeFn = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]   # f(grades, 
 
 
 def segment_sum(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Sum ``values[starts[i]:ends[i]]`` for every i (empty segments give 0), without a loop."""
+    """Sum ``values[starts[i]:ends[i]]`` for every i (non-overlapping segments in order; empty ones give
+    0), without a loop. Each segment is added sequentially in its own order (np.bincount), so its sum has
+    the same bits whatever the other segments are (no pairwise order that changes with the array)."""
     out = np.zeros(len(starts), dtype=np.float64)
-    n = len(values)
     keep = ends > starts
-    if n == 0 or not keep.any():
+    if len(values) == 0 or not keep.any():
         return out
     s, e = starts[keep], ends[keep]
-    e_clip = np.minimum(e, n - 1)
-    idx = np.empty(2 * len(s), dtype=np.int64)
-    idx[0::2] = s
-    idx[1::2] = e_clip
-    sums = np.add.reduceat(values, idx)[0::2]
-    sums = np.where(s < e_clip, sums, 0.0) + np.where(e == n, values[n - 1], 0.0)
-    out[keep] = sums
+    lengths = (e - s).astype(np.int64)
+    index = np.repeat(s - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+    segment = np.repeat(np.arange(len(s)), lengths)
+    out[keep] = np.bincount(segment, weights=values[index], minlength=len(s))
     return out
 
 
