@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -33,7 +34,9 @@ def _check_seed(seed: Any) -> int:
 
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected",
              bounds: bool = False, missing: str = "skip", seed: int = 0, no_relevant: str = "zero",
-             trec_eval_version: int = 10, judged_only: bool = False, max_docs: int | None = None) -> Results:
+             trec_eval_version: int = 10, judged_only: bool = False, max_docs: int | None = None,
+             stream: bool | str | None = None, block_rows: int | None = None,
+             progress: bool | None = None) -> Results:
     """Evaluate a run against relevance judgments, exactly when scores tie.
 
     Parameters
@@ -71,6 +74,16 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         trec_eval ``-M``: keep the first ``max_docs`` documents of each query (before ``judged_only``).
         When a tie straddles that rank, only the fixed tie modes (``input``, ``trec_eval``, ``random``,
         without bounds) say which documents stay; the others raise an InputError naming the query.
+    stream : {None, True, False, "grouped"}, default=None
+        A run given as a path (TREC text, gzip or Parquet) is read and evaluated in blocks of whole
+        queries, in bounded memory (None or True; see :mod:`tierank.io.stream`); a run not grouped by
+        query takes a second pass through temporary files. ``"grouped"``: an InputError saying how to sort
+        the file instead of the second pass. False: the whole file in memory. The results are the same
+        bit for bit.
+    block_rows : int, optional
+        Lines (Parquet: rows) per block when streaming; default about a million.
+    progress : bool, optional
+        A progress bar on stderr while a file is streamed; default: when stderr is a terminal.
 
     Returns
     -------
@@ -106,6 +119,18 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     parsed = parse_measures(measures)
     if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
         parsed = {text: _as_trec9(m) for text, m in parsed.items()}
+    if isinstance(run, (str, os.PathLike)):   # a run file: in blocks of whole queries (tierank.io.stream)
+        from .io.stream import evaluate_file, is_parquet
+
+        if stream not in (None, True, False, "grouped"):
+            raise InputError(f"stream={stream!r}: use None, True, False or 'grouped'")
+        if stream is not False or is_parquet(run):
+            return evaluate_file(qrels, run, measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
+                                 no_relevant=no_relevant, trec_eval_version=trec_eval_version,
+                                 judged_only=judged_only, max_docs=max_docs,
+                                 block_rows=block_rows if stream is not False else 2 ** 62,
+                                 progress=progress if stream is not False else False,
+                                 grouped_only=stream == "grouped")
     lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32, judged_only=judged_only,
                           max_docs=max_docs, ties=ties, bounds=bounds, seed=seed)
     plain = {text: m for text, m in parsed.items() if not m.judged_only}

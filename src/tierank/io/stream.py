@@ -1,0 +1,518 @@
+"""Runs larger than memory: a TREC run file (or a Parquet run, :mod:`tierank.io.parquet`) read and
+evaluated in blocks of whole queries, with the results of the in-memory evaluation bit for bit.
+
+How it works
+------------
+1. The qrels are read once, in memory (they are small next to a run), checked and indexed by query.
+2. The run is read block by block: about ``block_rows`` lines at a time, cut at a line end. The rows of
+   the last query of a block are held back and read again at the start of the next block, so every
+   block holds whole queries (a query longer than a block makes the block grow until it ends).
+   Each block is parsed with the rules and messages of :func:`tierank.io.trec.read_run` (pyarrow's CSV
+   reader, the same checks; errors name the file and the line of the whole file).
+3. Each block is evaluated as :mod:`tierank.spark` and :mod:`tierank.dask` evaluate a partition
+   (:func:`tierank._engines._evaluate`: the local join, ``-M``/``-J`` and kernels), every run row
+   standing at its row number in the whole file, so ``ties="input"`` and ``ties="random"`` (which
+   hashes row numbers) order ties as in memory. Only the per-query values are kept (one row per query).
+4. At the end the judged queries never met in the run are scored as empty runs (``missing="zero"``) or
+   counted for the warning, and the :class:`~tierank.Results` are built; the means come from exactly
+   rounded sums (:mod:`tierank.exact_sum`), so they have the same bits whatever the blocks.
+
+Runs not grouped by query
+-------------------------
+TREC runs list each query's lines together. When a query comes back in a later block after other
+queries, the first pass stops and a second pass reads the file again, writing its rows to temporary
+Arrow files, one per hash bucket of the query id (about ``block_rows`` rows each, at most 256 files, in
+``tempfile.gettempdir()`` unless ``TMPDIR`` says otherwise), then evaluates bucket by bucket: memory
+stays bounded, the results are the same bit for bit, and the run costs about one more read and one
+write of its rows to disk. With ``stream="grouped"`` the evaluation raises an InputError naming the
+file and line instead, saying how to sort the file (``LC_ALL=C sort -s -k1,1``: stable, so each
+query's lines keep their order; only ``ties="random"`` depends on the row positions of the sorted
+file). A run that fits in one block is never checked (nothing to group).
+
+Errors
+------
+Every error of :func:`tierank.io.trec.read_run` and of the join names the file and the line of the
+whole file. When a file has several problems, the first block with one reports it (in memory the
+whole file is checked for bytes that are not text before any line is parsed).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sys
+import tempfile
+import zlib
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import _engines as E
+from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
+from ..data.ranked import concat_ranges
+from ..errors import InputError
+from ..results import Results
+from . import trec
+
+__all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
+
+#: Run lines (or Parquet rows) per block by default: about 100-200 MB of working memory.
+DEFAULT_BLOCK_ROWS = 1 << 20
+_READ_BYTES = 1 << 22          # bytes read from the file at a time
+_MAX_BUCKETS = 256             # temporary files of the second pass, at most
+
+
+class _NotGrouped(Exception):
+    """A query of the run comes back after other queries (in a later block)."""
+
+    def __init__(self, query: Any, where: dict) -> None:
+        super().__init__(query)
+        self.query = query
+        self.where = where
+
+
+# ------------------------------------------------------------------------------------ TREC blocks
+
+
+def _parse_lines(data: bytes, name: str, first_line: int) -> Columns | None:
+    """The run rows of ``data`` (whole lines, the first being line ``first_line`` of the file), with
+    the rules and messages of :func:`tierank.io.trec.read_run`; None when it holds no run line."""
+    layout = trec._RUN
+    try:
+        trec._check_text(data, name)
+        split = (trec._split_pyarrow if trec._engine() == "pyarrow" else trec._split_pandas)(data, layout)
+        skip = split.blank | split.comment
+        bad_count = ~skip & (split.too_few | split.too_many)
+        rows = np.flatnonzero(~skip & ~bad_count)
+        first_bad_count = int(np.argmax(bad_count)) if bad_count.any() else None
+        values = split.numbers(layout.value, rows)
+        bad_value: tuple[int, str] | None = None
+        if values is None:   # the slow loop only to name the culprit, as read_run does
+            for i, text in zip(rows, split.take(layout.value, rows)):
+                v = trec._parse_number(text)
+                if v is None:
+                    bad_value = (int(i), f"the {layout.value_name} {text!r} is not a number")
+                    break
+                if v != v:
+                    bad_value = (int(i), trec._bad_float_message(layout, v))
+                    break
+        else:
+            bad = np.isnan(values)
+            if bad.any():
+                j = int(np.argmax(bad))
+                bad_value = (int(rows[j]), trec._bad_float_message(layout, float(values[j])))
+        if first_bad_count is not None and (bad_value is None or first_bad_count < bad_value[0]):
+            line = first_bad_count + 1
+            n = len(trec._fields(trec._line_text(data, line, limit=10 ** 9)))
+            raise InputError(f"expected at least {layout.min_fields} fields ({layout.fields}), found {n}: "
+                             f"{trec._line_text(data, line)!r}", file=name, line=line)
+        if bad_value is not None:
+            line = bad_value[0] + 1
+            raise InputError(f"{bad_value[1]}: {trec._line_text(data, line)!r}", file=name, line=line)
+    except InputError as err:
+        if err.line is None or err.file != name:
+            raise
+        raise InputError(err.message, file=name, line=err.line + first_line - 1) from None
+    if not len(rows):
+        return None
+    return Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
+                   value=np.ascontiguousarray(values, dtype=np.float64), source=name,
+                   lines=(rows + first_line).astype(np.int64))
+
+
+def _newlines(data: bytes) -> np.ndarray:
+    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+
+
+def _last_query_start(query: Any) -> int:
+    """The first row of the last run of equal query ids."""
+    arr = query if isinstance(query, (np.ndarray, pa.Array, pa.ChunkedArray)) else pa.array(query)
+    if isinstance(arr, np.ndarray):
+        other = np.flatnonzero(arr != arr[-1])
+    else:
+        other = np.flatnonzero(pc.not_equal(arr, arr[len(arr) - 1]).to_numpy(zero_copy_only=False))
+    return int(other[-1]) + 1 if len(other) else 0
+
+
+def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
+    """Rows of ``cols`` (line numbers too)."""
+    def pick(a: Any) -> Any:
+        if isinstance(rows, slice) or isinstance(a, np.ndarray):
+            return a[rows]
+        return a.take(pa.array(rows, type=pa.int64()))
+    return replace(cols, query=pick(cols.query), doc=pick(cols.doc), value=pick(np.asarray(cols.value)),
+                   lines=None if cols.lines is None else cols.lines[rows])
+
+
+class _Progress:
+    """A tqdm bar on stderr (None: only when stderr is a terminal)."""
+
+    def __init__(self, enabled: bool | None, total: int | None, desc: str, unit: str) -> None:
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr, leave=False,
+                            dynamic_ncols=True, delay=0.5)
+
+    def update(self, n: int) -> None:
+        if self.bar is not None and n:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Iterator[tuple[Columns, int, bool]]:
+    """The rows of a TREC run file in blocks of whole queries.
+
+    Yields ``(columns, first_row, last)``: the rows of the block (ids and scores as
+    :func:`tierank.io.trec.read_run_columns` gives them, line numbers of the whole file), the number
+    of data rows before it, and whether it is the last block.
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile
+    >>> from tierank.io.stream import trec_blocks
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = pathlib.Path(path).write_text("q1 Q0 a 1 3 t\\nq1 Q0 b 2 2 t\\nq2 Q0 c 1 5 t\\nq3 Q0 a 1 1 t\\n")
+    >>> [(list(c.query), first, last) for c, first, last in trec_blocks(path, block_rows=2)]
+    [(['q1', 'q1'], 0, False), (['q2'], 2, False), (['q3'], 3, True)]
+    """
+    name = trec._name(path)
+    block_rows = max(1, int(block_rows))
+    raw = open(path, "rb")
+    bar = _Progress(progress, os.fstat(raw.fileno()).st_size, os.path.basename(name), "B")
+    try:
+        gz = raw.read(2) == b"\x1f\x8b"
+        raw.seek(0)
+        fh: Any = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        pending: list[bytes] = []
+        n_pending = 0                 # line ends in pending
+        eof, first_chunk = False, True
+        line0, row0, want = 1, 0, block_rows
+        seen_text = False
+        at = 0
+        while True:
+            while n_pending < want and not eof:
+                try:
+                    chunk = fh.read(_READ_BYTES)
+                except (OSError, EOFError, zlib.error) as err:
+                    raise InputError(f"not a valid gzip file ({err})", file=name) from None
+                bar.update(raw.tell() - at)
+                at = raw.tell()
+                if not chunk:
+                    eof = True
+                    break
+                if first_chunk:
+                    first_chunk = False
+                    if chunk.startswith(trec._BOM):
+                        chunk = chunk[len(trec._BOM):]
+                pending.append(chunk)
+                n_pending += chunk.count(b"\n")
+            data = b"".join(pending)
+            if eof and n_pending <= want:
+                block, rest = data, b""
+            else:
+                cut = int(_newlines(data)[want - 1]) + 1
+                block, rest = data[:cut], data[cut:]
+            last = eof and not rest
+            seen_text = seen_text or bool(block.strip())
+            cols = _parse_lines(block, name, line0)
+            if last:
+                if cols is None and row0 == 0:
+                    what = "the file is empty" if not seen_text else "the file holds only blank and comment lines"
+                    raise InputError(f"no run line: {what} (expected lines 'qid Q0 docid rank score tag')",
+                                     file=name, line=1)
+                if cols is not None:
+                    yield cols, row0, True
+                return
+            k = _last_query_start(cols.query) if cols is not None else 0
+            if k == 0:   # one query (or none) so far: read more lines before cutting
+                if cols is None:   # only blank and comment lines: skip them
+                    line0 += block.count(b"\n")
+                    pending, n_pending = [rest], rest.count(b"\n")
+                else:
+                    want *= 2
+                    pending, n_pending = [data], n_pending
+                continue
+            local = int(cols.lines[k]) - line0          # 0-based line of the held-back query in block
+            start = 0 if local == 0 else int(_newlines(block)[local - 1]) + 1
+            yield _take(cols, slice(0, k)), row0, False
+            row0 += k
+            line0 = int(cols.lines[k])
+            held = block[start:]
+            pending, n_pending = [held, rest], held.count(b"\n") + rest.count(b"\n")
+            want = block_rows
+    finally:
+        bar.close()
+        raw.close()
+
+
+# ---------------------------------------------------------------------------------------- the driver
+
+
+def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
+    if isinstance(ids, np.ndarray):
+        codes, uniques = pd.factorize(ids)
+        return codes.astype(np.int64), np.asarray(uniques)
+    arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    enc = pc.dictionary_encode(arr)
+    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object))
+
+
+class _Driver:
+    """Evaluates blocks of whole queries against qrels read once, and builds the Results."""
+
+    def __init__(self, qrels: Columns, opts: E.Options) -> None:
+        self.opts = opts
+        self.qrels = qrels
+        codes, uniques = _codes(qrels.query)
+        self.qlabels = pd.Index(uniques)
+        self.qorder = np.argsort(codes, kind="stable")
+        sizes = np.bincount(codes, minlength=len(uniques))
+        self.qsizes = sizes
+        self.qptr = np.concatenate(([0], np.cumsum(sizes)))
+        self.used = np.zeros(len(uniques), dtype=bool)
+        self.seen: set = set()
+        self.frames: list[pd.DataFrame] = []
+        self.parts: list[pd.DataFrame] = []
+        self.empty_run: Columns | None = None
+
+    def add(self, run: Columns, pos: np.ndarray, check_grouped: bool) -> None:
+        """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]``."""
+        run, _ = check_same_id_kinds(run, self.qrels)
+        codes, uniques = _codes(run.query)
+        if check_grouped:
+            labels = uniques.tolist()
+            if not self.seen.isdisjoint(labels):
+                back = np.flatnonzero(np.isin(codes, np.flatnonzero([u in self.seen for u in labels])))
+                raise _NotGrouped(run.label(run.query, int(back[0])), run.where(int(back[0])))
+            self.seen.update(labels)
+        if self.empty_run is None:
+            self.empty_run = _take(run, slice(0, 0))
+        idx = self.qlabels.get_indexer(pd.Index(uniques))
+        in_qrels = idx >= 0
+        row_kept = in_qrels[codes]
+        if not row_kept.all():   # rows of queries without judgments: checked, then left out
+            E._check_repeats(_take(run, np.flatnonzero(~row_kept)), "run")
+        status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
+        out = pd.DataFrame({"query_id": uniques, "status": status})
+        res = None
+        if in_qrels.any():
+            kept_q = idx[in_qrels]
+            self.used[kept_q] = True
+            qrows = np.sort(self.qorder[concat_ranges(self.qptr[kept_q], self.qsizes[kept_q])])
+            rows = np.flatnonzero(row_kept)
+            res = E._evaluate(_take(self.qrels, qrows), _take(run, rows), np.asarray(pos)[rows], self.opts)
+        self._keep(E._with_values(out, res, self.opts))
+
+    def _keep(self, out: pd.DataFrame) -> None:
+        self.parts.append(E.partials(out, self.opts))
+        kept = out[out["status"].isin(E.KEPT)]
+        if len(kept):
+            self.frames.append(kept.drop(columns="status"))
+
+    def results(self) -> Results:
+        """The judged queries never met (empty runs or left out), the warnings, the Results."""
+        rest = np.flatnonzero(~self.used)
+        if len(rest):
+            zero = self.opts.missing == "zero"
+            out = pd.DataFrame({"query_id": np.asarray(self.qlabels[rest]),
+                                "status": np.full(len(rest), E.ONLY_QRELS_ZERO if zero else E.ONLY_QRELS_SKIPPED,
+                                                  dtype=np.int8)})
+            res = None
+            if zero:
+                qrows = np.sort(self.qorder[concat_ranges(self.qptr[rest], self.qsizes[rest])])
+                empty = self.empty_run if self.empty_run is not None else _take(self.qrels, slice(0, 0))
+                res = E._evaluate(_take(self.qrels, qrows), empty, np.zeros(0, np.int64), self.opts)
+            self._keep(E._with_values(out, res, self.opts))
+        E.finish(pd.concat(self.parts, ignore_index=True), self.opts)   # the warnings, or nothing to evaluate
+        frame = pd.concat(self.frames, ignore_index=True)
+        return E.to_results(frame, self.opts)
+
+
+# ------------------------------------------------------------------------------- the second pass
+
+
+def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where: str,
+              ) -> Iterator[tuple[Columns, np.ndarray]]:
+    """Blocks of whole queries of any run: its rows written to ``n_buckets`` temporary Arrow files by a
+    hash of the query id, then read back one file at a time (rows in file order in each)."""
+    import pyarrow.ipc as ipc
+
+    with tempfile.TemporaryDirectory(prefix="tierank-", dir=where) as tmp:
+        writers: dict[int, Any] = {}
+        template: Columns | None = None
+        try:
+            for cols, row0, _ in blocks:
+                cols = normalized(cols, "score")
+                if template is None:
+                    template = _take(cols, slice(0, 0))
+                n = len(cols.value)
+                if is_integer_ids(cols.query):
+                    ids = cols.query
+                else:
+                    codes, uniques = _codes(cols.query)
+                    ids = uniques[codes]
+                bucket = (pd.util.hash_array(np.asarray(ids)) % np.uint64(n_buckets)).astype(np.int64)
+                order = np.argsort(bucket, kind="stable")
+                bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
+                table = pa.table({"q": _arrow(cols.query), "d": _arrow(cols.doc), "v": pa.array(cols.value),
+                                  "pos": pa.array(row0 + np.arange(n, dtype=np.int64)),
+                                  "line": pa.array(cols.lines if cols.lines is not None
+                                                   else np.zeros(n, np.int64))})
+                for b in np.flatnonzero(np.diff(bounds)):   # a loop over buckets, not queries
+                    part = table.take(pa.array(order[bounds[b]:bounds[b + 1]]))
+                    if b not in writers:
+                        writers[b] = ipc.new_file(os.path.join(tmp, f"{b}.arrow"), part.schema)
+                    writers[b].write_table(part)
+        finally:
+            for w in writers.values():
+                w.close()
+        assert template is not None
+        for b in sorted(writers):
+            with pa.memory_map(os.path.join(tmp, f"{b}.arrow")) as source:
+                table = ipc.open_file(source).read_all()
+            q, d = table.column("q").combine_chunks(), table.column("d").combine_chunks()
+            cols = replace(template, query=q.to_numpy() if is_integer_ids(template.query) else q,
+                           doc=d.to_numpy() if is_integer_ids(template.doc) else d,
+                           value=table.column("v").to_numpy(),
+                           lines=None if template.lines is None else table.column("line").to_numpy())
+            yield cols, table.column("pos").to_numpy()
+            del table, cols
+
+
+def _arrow(ids: Any) -> Any:
+    if isinstance(ids, np.ndarray):
+        return pa.array(ids)
+    return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+
+
+# -------------------------------------------------------------------------------------- entry point
+
+
+def is_parquet(path: Any) -> bool:
+    """Whether ``path`` is a directory (a Parquet dataset) or a file starting with Parquet's magic bytes."""
+    if os.path.isdir(path):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+@dataclass
+class _Source:
+    """A run file: its blocks, how many buckets a second pass needs, what to say when it is not grouped."""
+
+    blocks: Callable[[], Iterator[tuple[Columns, int, bool]]]
+    n_buckets: Callable[[], int]
+    name: str
+    sort_hint: str
+
+
+def _trec_source(path: Any, block_rows: int, progress: bool | None) -> _Source:
+    name = trec._name(path)
+
+    def n_buckets() -> int:
+        size = os.path.getsize(path) * (5 if trec._is_gzip(path) else 1)
+        return int(min(_MAX_BUCKETS, max(1, -(-size // (40 * block_rows)))))
+    command = (f"zcat {name} | LC_ALL=C sort -s -k1,1 | gzip > sorted.txt.gz" if trec._is_gzip(path)
+               else f"LC_ALL=C sort -s -k1,1 {name} > sorted.txt")
+    hint = (f"sort the file keeping the order of each query's lines, e.g. `{command}` (only ties='random' "
+            "depends on where the lines stand), or evaluate it with stream=None (the default), which reads "
+            "it a second time through temporary files")
+    return _Source(lambda: trec_blocks(path, block_rows, progress), n_buckets, name, hint)
+
+
+def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected", bounds: bool = False,
+                  missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
+                  judged_only: bool = False, max_docs: int | None = None, block_rows: int | None = None,
+                  progress: bool | None = None, grouped_only: bool = False) -> Results:
+    """:func:`tierank.evaluate` on a run file (TREC text, gzip, or Parquet) read in blocks of whole queries.
+
+    This is what :func:`tierank.evaluate` calls for a run given as a path (``stream=None`` or
+    ``True``); the results equal those of the in-memory evaluation (``stream=False``) bit for bit.
+
+    Parameters
+    ----------
+    qrels : dict, pandas.DataFrame, Columns or path
+        Read once, in memory (a TREC qrels file or a Parquet file / directory).
+    run : str or os.PathLike
+        A TREC run file (plain or gzip) or a Parquet file or directory (see :mod:`tierank.io.parquet`).
+    measures, ties, bounds, missing, seed, no_relevant, trec_eval_version, judged_only, max_docs
+        As for :func:`tierank.evaluate`.
+    block_rows : int, optional
+        Lines (Parquet: rows) per block; default :data:`DEFAULT_BLOCK_ROWS`. A query longer than a block
+        makes its block longer. The results do not depend on it.
+    progress : bool, optional
+        A progress bar on stderr; default: when stderr is a terminal.
+    grouped_only : bool, default=False
+        Raise an InputError when a query comes back after other queries, instead of the second pass
+        through temporary files (see the module docstring).
+
+    Returns
+    -------
+    Results
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile, tierank
+    >>> from tierank.io.stream import evaluate_file
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = pathlib.Path(path).write_text("q1 Q0 a 1 3 t\\nq1 Q0 b 2 3 t\\nq2 Q0 c 1 5 t\\nq2 Q0 d 2 1 t\\n")
+    >>> qrels = {"q1": {"a": 1}, "q2": {"d": 1}}
+    >>> evaluate_file(qrels, path, ["RR"], block_rows=2, progress=False).mean
+    {'RR': 0.625}
+    >>> tierank.evaluate(qrels, path, ["RR"], stream=False).mean
+    {'RR': 0.625}
+    """
+    from ..io.frames import to_columns
+
+    opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
+                             no_relevant=no_relevant, trec_eval_version=trec_eval_version,
+                             judged_only=judged_only, max_docs=max_docs)
+    block_rows = DEFAULT_BLOCK_ROWS if block_rows is None else int(block_rows)
+    if block_rows < 1:
+        raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
+    if is_parquet(run):
+        from .parquet import parquet_source
+        source = parquet_source(run, block_rows, progress)
+    else:
+        source = _trec_source(run, block_rows, progress)
+    if isinstance(qrels, (str, os.PathLike)) and is_parquet(qrels):
+        from .parquet import read_qrels_parquet
+        qrels = read_qrels_parquet(qrels)
+    q = normalized(to_columns(qrels, "qrels"), "grade")
+    driver = _Driver(q, opts)
+    q_checked = False
+    try:
+        for cols, row0, last in source.blocks():
+            cols = normalized(cols, "score")
+            if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
+                check_same_id_kinds(cols, q)
+                E._check_repeats(q, "qrels")
+                q_checked = True
+            driver.add(cols, row0 + np.arange(len(cols.value), dtype=np.int64), check_grouped=not (last and row0 == 0))
+    except _NotGrouped as err:
+        if grouped_only:
+            line = f" at line {err.where['line']}" if "line" in err.where else ""
+            raise InputError(f"the run is not grouped by query: query {err.query!r} comes back{line} after "
+                             f"other queries, and stream='grouped' evaluates whole queries block by block; "
+                             f"{source.sort_hint}", **err.where) from None
+        driver = _Driver(q, opts)
+        for cols, pos in _bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir()):
+            driver.add(cols, pos, check_grouped=False)
+    return driver.results()
