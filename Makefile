@@ -8,7 +8,7 @@ BENCH_VENV ?= .venv-bench
 BENCH_PY := $(BENCH_VENV)/bin/python
 BENCH_STAMP := $(BENCH_VENV)/.tierank-bench-installed
 
-.PHONY: test demo install clean bench bench-quick chromium
+.PHONY: test demo install clean bench bench-quick chromium docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,3 +45,9 @@ bench-quick: $(BENCH_STAMP)
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .hypothesis
+
+# the documentation site, into docs/_build/html; warnings are errors, every cross-reference must resolve,
+# and the pages' examples run (sphinx.ext.doctest)
+docs: $(STAMP)
+	$(PY) -m sphinx -b html -n -W --keep-going -d docs/_build/doctrees docs docs/_build/html
+	$(PY) -m sphinx -b doctest -n -W --keep-going -d docs/_build/doctrees docs docs/_build/doctest
