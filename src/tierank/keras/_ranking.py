@@ -312,6 +312,7 @@ _COMMON = """
         The dtype of the computation (default ``keras.backend.floatx()``)."""
 
 
+@keras.saving.register_keras_serializable(package="tierank")
 class NDCG(_GainMetric):
     __doc__ = f"""Normalised discounted cumulative gain, keras-rs's ``NDCG`` with exact ties.
 
@@ -344,6 +345,7 @@ class NDCG(_GainMetric):
         return self._gain_values(x, "ndcg")
 
 
+@keras.saving.register_keras_serializable(package="tierank")
 class DCG(_GainMetric):
     __doc__ = f"""Discounted cumulative gain, keras-rs's ``DCG`` with exact ties.
 
@@ -378,11 +380,14 @@ class _BinaryMetric(_RankingMetric):
         return ops.cast(ops.greater_equal(x.labels, 1.0), x.labels.dtype)
 
 
+@keras.saving.register_keras_serializable(package="tierank")
 class MeanAveragePrecision(_BinaryMetric):
     __doc__ = f"""Mean average precision, keras-rs's ``MeanAveragePrecision`` with exact ties.
 
     Per list ``sum_(i <= k) w_i rel_i P@i / sum_(all i) w_i rel_i`` (relevant: label >= 1; ``w`` the
-    per-item sample weights, 1 without them), i.e. AP@k with R (not min(k, R)) in the denominator; the
+    per-item sample weights, 1 without them; ``P@i`` unweighted), i.e. AP@k with R (not min(k, R)) in the
+    denominator; with ties, each position's expected term times the mean weight of its tie's relevant
+    items; the
     mean over lists weighted by :func:`get_list_weights`. Per-item weights that differ within a list
     cannot be combined with ``ties="optimistic"``/``"pessimistic"`` (the bound is then not an ordering of
     each tie by a key): an error.
@@ -400,16 +405,37 @@ class MeanAveragePrecision(_BinaryMetric):
 
     def _compute(self, x: _Inputs) -> tuple[Any, Any]:
         rel = self._relevance(x)
-        item_weights = None
-        if x.per_item:
-            if self.ties in ("optimistic", "pessimistic"):
-                raise InputError(f"MeanAveragePrecision with per-item sample weights has no ties={self.ties!r}; "
-                                 "give per-list weights (batch_size,) or another ties mode")
-            item_weights = x.weights
-        values = self._dense(x, "ap", rel, **({} if item_weights is None else {"item_weights": item_weights}))
+        if not x.per_item:   # a weight per list cancels out of keras-rs's ratio
+            return self._dense(x, "ap", rel), get_list_weights(x.weights, rel)
+        if self.ties in ("optimistic", "pessimistic"):
+            raise InputError(f"MeanAveragePrecision with per-item sample weights has no ties={self.ties!r}; "
+                             "give per-list weights (batch_size,) or another ties mode")
+        num = _weighted_ap_sum(keras_ops(), x.scores, rel, x.mask, x.weights, self.k, self.ties,
+                               0 if self.seed is None else self.seed)
+        values = ops.divide_no_nan(num, ops.sum(x.weights * rel, axis=1))
         return values, get_list_weights(x.weights, rel)
 
 
+def _weighted_ap_sum(o: Any, scores: Any, rel: Any, mask: Any, weights: Any, k: int | None, ties: str,
+                     seed: int) -> Any:
+    """keras-rs's MAP numerator with per-item weights, ``E[sum_(j <= k) w_j rel_j P@j]`` per row.
+
+    In a tie of n items (r relevant, sum of their weights W) a position at offset o holds each item with
+    probability 1/n, and given a relevant item there the relevant items above it in the tie number
+    o (r - 1) / (n - 1) on average; so the expected term is the unweighted one (the dense kernel's
+    ``_ap_terms``) times W / r, the mean weight of the tie's relevant items. Fixed orders: ``w_j`` itself.
+    """
+    from ..dense._kernel import _ap_terms, _Rows, _safe_div, _sort_order, _top
+
+    order = _sort_order(o, scores, mask, ties, rel, seed)
+    rows = _Rows(o, o.take(scores, order), o.take(mask, order), fixed=ties != "expected")
+    b, w = o.take(rel, order), o.take(weights, order)
+    factor = w if rows.fixed else _safe_div(o, rows.tie_sum(w * b), rows.tie_sum(b))
+    k_eff = rows.n_real if k is None else o.minimum(rows.n_real, float(k))
+    return o.sum(o.where(_top(o, rows, k_eff), _ap_terms(o, rows, b) * factor, 0.0))
+
+
+@keras.saving.register_keras_serializable(package="tierank")
 class MeanReciprocalRank(_BinaryMetric):
     __doc__ = f"""Mean reciprocal rank, keras-rs's ``MeanReciprocalRank`` with exact ties.
 
@@ -435,6 +461,7 @@ class MeanReciprocalRank(_BinaryMetric):
         return self._dense(x, "rr", rel), get_list_weights(x.weights, rel)
 
 
+@keras.saving.register_keras_serializable(package="tierank")
 class PrecisionAtK(_BinaryMetric):
     __doc__ = f"""Precision at k, keras-rs's ``PrecisionAtK`` with exact ties.
 
@@ -461,6 +488,7 @@ class PrecisionAtK(_BinaryMetric):
         return ops.divide_no_nan(hits, length), get_list_weights(x.weights, rel)
 
 
+@keras.saving.register_keras_serializable(package="tierank")
 class RecallAtK(_BinaryMetric):
     __doc__ = f"""Recall at k, keras-rs's ``RecallAtK`` with exact ties.
 
