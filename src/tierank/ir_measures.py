@@ -301,7 +301,8 @@ class TierankEvaluator(_providers.Evaluator):
             res = evaluate(these, run, list(texts), ties="expected" if mode in ("lower", "upper") else mode,
                            bounds=mode in ("lower", "upper"), seed=p.seed, trec_eval_version=p.trec_eval_version,
                            missing="skip", no_relevant="zero")
-            frame = res.lower if mode == "lower" else res.upper if mode == "upper" else res.per_query
+            frame = {"lower": res.lower, "upper": res.upper}.get(mode, res.per_query)
+            assert frame is not None
             for text, ms in texts.items():
                 col = frame[text]
                 for qid, value in zip(col.index, col.to_numpy(dtype=np.float64)):
