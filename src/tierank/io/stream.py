@@ -69,10 +69,11 @@ _MAX_BUCKETS = 256             # temporary files of the second pass, at most
 class _NotGrouped(Exception):
     """A query of the run comes back after other queries (in a later block)."""
 
-    def __init__(self, query: Any, where: dict) -> None:
+    def __init__(self, query: Any, where: dict, row_text: str) -> None:
         super().__init__(query)
         self.query = query
         self.where = where
+        self.row_text = row_text
 
 
 # ------------------------------------------------------------------------------------ TREC blocks
@@ -297,7 +298,8 @@ class _Driver:
             labels = uniques.tolist()
             if not self.seen.isdisjoint(labels):
                 back = np.flatnonzero(np.isin(codes, np.flatnonzero([u in self.seen for u in labels])))
-                raise _NotGrouped(run.label(run.query, int(back[0])), run.where(int(back[0])))
+                i = int(back[0])
+                raise _NotGrouped(run.label(run.query, i), run.where(i), run.row_text(i))
             self.seen.update(labels)
         if self.empty_run is None:
             self.empty_run = _take(run, slice(0, 0))
@@ -508,8 +510,7 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
             driver.add(cols, row0 + np.arange(len(cols.value), dtype=np.int64), check_grouped=not (last and row0 == 0))
     except _NotGrouped as err:
         if grouped_only:
-            line = f" at line {err.where['line']}" if "line" in err.where else ""
-            raise InputError(f"the run is not grouped by query: query {err.query!r} comes back{line} after "
+            raise InputError(f"the run is not grouped by query: query {err.query!r} comes back at {err.row_text} after "
                              f"other queries, and stream='grouped' evaluates whole queries block by block; "
                              f"{source.sort_hint}", **err.where) from None
         driver = _Driver(q, opts)

@@ -1,0 +1,256 @@
+"""Runs and judgments as Parquet files or directories (datasets), read whole or in blocks of whole queries.
+
+A run table has the columns ``query_id, doc_id, score`` or any of the aliases pandas input accepts
+(``qid``/``query``, ``docid``/``docno``/``doc``, ``scores``/``sim``); qrels ``query_id, doc_id,
+relevance`` (or ``rel``/``grade``/``label``). Other columns are not read. Ids are integers or strings,
+values numbers, with the rules of DataFrame input (:mod:`tierank.data.columns`): a Parquet table is
+evaluated exactly as ``pandas.read_parquet`` of it would be.
+
+A directory is read as :func:`pyarrow.dataset.dataset` finds its ``.parquet`` files (sorted by path,
+hidden files and ``_``-prefixed files left out); its rows are those of the files one after the
+other. :func:`tierank.evaluate` reads a Parquet run in batches of row groups (``block_rows`` rows) and
+evaluates it in blocks of whole queries, as a TREC run (:mod:`tierank.io.stream`); errors name the file
+and the row in that file (0-based, as ``df.iloc``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .. import _engines as E
+from ..data.columns import Columns
+from ..errors import InputError
+from .frames import to_columns
+
+__all__ = ["parquet_files", "read_run_parquet", "read_qrels_parquet", "parquet_source"]
+
+_BATCH_ROWS = 1 << 16   # rows per batch read from a row group
+
+
+def parquet_files(path: str | os.PathLike) -> list[str]:
+    """The Parquet files of ``path``: the file itself, or those of a directory in dataset order.
+
+    Examples
+    --------
+    >>> import os, tempfile, pandas as pd
+    >>> from tierank.io.parquet import parquet_files
+    >>> folder = tempfile.mkdtemp()
+    >>> for i in (2, 1):
+    ...     pd.DataFrame({"qid": [i], "docno": ["d"], "score": [1.0]}).to_parquet(os.path.join(folder, f"p{i}.parquet"))
+    >>> [os.path.basename(f) for f in parquet_files(folder)]
+    ['p1.parquet', 'p2.parquet']
+    """
+    name = os.fspath(path)
+    if not os.path.isdir(name):
+        return [name]
+    import pyarrow.dataset as ds
+
+    try:
+        files = sorted(ds.dataset(name, format="parquet").files)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise InputError(f"cannot read the Parquet dataset ({err})", file=name) from None
+    if not files:
+        raise InputError("no Parquet file in the directory", file=name)
+    return files
+
+
+def _names(files: list[str], kind: str) -> tuple[str, str, str]:
+    """The query, document and value columns (the errors of DataFrame input, naming the file)."""
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(files[0])
+    except (pa.ArrowInvalid, OSError) as err:
+        raise InputError(f"not a Parquet file ({err})", file=files[0]) from None
+    try:
+        return E.find_columns(list(schema.names), kind)
+    except InputError as err:
+        raise InputError(err.message.replace(f"the {kind} DataFrame", f"the {kind} table"), file=files[0]) from None
+
+
+def _read_table(path: Any, kind: str) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    files = parquet_files(path)
+    names = _names(files, kind)
+    tables = []
+    for f in files:
+        try:
+            tables.append(pq.read_table(f, columns=list(names)))
+        except (pa.ArrowInvalid, OSError, KeyError) as err:
+            raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
+    frame = pa.concat_tables(tables, promote_options="default").to_pandas() if len(tables) > 1 else \
+        tables[0].to_pandas()
+    return frame
+
+
+def read_run_parquet(path: str | os.PathLike) -> pd.DataFrame:
+    """A run stored as Parquet (a file or a directory), with its column names as in the file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A Parquet file, or a directory of them (a dataset).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The query, document and score columns (other columns are not read), in file order.
+
+    Examples
+    --------
+    >>> import os, tempfile, pandas as pd
+    >>> from tierank.io.parquet import read_run_parquet
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.parquet")
+    >>> pd.DataFrame({"qid": ["q1"], "docno": ["d1"], "score": [2.5], "x": [0]}).to_parquet(path)
+    >>> read_run_parquet(path)
+      qid docno  score
+    0  q1    d1    2.5
+    """
+    return _read_table(path, "run")
+
+
+def read_qrels_parquet(path: str | os.PathLike) -> pd.DataFrame:
+    """Judgments stored as Parquet (a file or a directory): the query, document and relevance columns.
+
+    Examples
+    --------
+    >>> import os, tempfile, pandas as pd
+    >>> from tierank.io.parquet import read_qrels_parquet
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.parquet")
+    >>> pd.DataFrame({"query_id": [1], "doc_id": [7], "relevance": [2]}).to_parquet(path)
+    >>> read_qrels_parquet(path)
+       query_id  doc_id  relevance
+    0         1       7          2
+    """
+    return _read_table(path, "qrels")
+
+
+@dataclass
+class _RowColumns(Columns):
+    """Columns of Parquet rows: ``lines`` holds each row's number in the whole dataset; errors name the
+    file and the row in that file."""
+
+    files: tuple = ()
+    starts: Any = None   # first dataset row of each file
+
+    def _file(self, i: int) -> tuple[int, int]:
+        row = int(self.lines[i])   # type: ignore[index]
+        f = int(np.searchsorted(self.starts, row, side="right")) - 1
+        return f, row - int(self.starts[f])
+
+    def where(self, i: int) -> dict:
+        return {"file": self.files[self._file(i)[0]]}
+
+    def row_text(self, i: int) -> str:
+        return f"row {self._file(i)[1]}"
+
+
+def _last_query_start(query: Any) -> int:
+    import pyarrow.compute as pc
+
+    other = np.flatnonzero(pc.not_equal(query, query[len(query) - 1]).to_numpy(zero_copy_only=False))
+    return int(other[-1]) + 1 if len(other) else 0
+
+
+def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
+                   ) -> Iterator[tuple[Columns, int, bool]]:
+    """The rows of a Parquet run in blocks of whole queries: ``(columns, first_row, last)`` as
+    :func:`tierank.io.stream.trec_blocks` yields them.
+
+    Examples
+    --------
+    >>> import os, tempfile, pandas as pd
+    >>> from tierank.io.parquet import parquet_blocks
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.parquet")
+    >>> pd.DataFrame({"query_id": [1, 1, 2, 3], "doc_id": [1, 2, 3, 4], "score": [1.0] * 4}).to_parquet(path)
+    >>> [(list(c.query), first, last) for c, first, last in parquet_blocks(path, block_rows=2)]
+    [([1, 1], 0, False), ([2], 2, False), ([3], 3, True)]
+    """
+    import pyarrow.parquet as pq
+    from .stream import _Progress
+
+    files = parquet_files(path)
+    names = _names(files, "run")
+    readers = []
+    for f in files:
+        try:
+            readers.append(pq.ParquetFile(f))
+        except (pa.ArrowInvalid, OSError) as err:
+            raise InputError(f"not a Parquet file ({err})", file=f) from None
+    sizes = np.array([r.metadata.num_rows for r in readers], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)))[:-1]
+    if not sizes.sum():
+        raise InputError("no run row: the table is empty", file=files[0])
+    block_rows = max(1, int(min(block_rows, sizes.sum())))
+    bar = _Progress(progress, int(sizes.sum()), os.path.basename(os.fspath(path)), "rows")
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for f, reader in zip(files, readers):
+            try:
+                for batch in reader.iter_batches(batch_size=min(block_rows, _BATCH_ROWS), columns=list(names)):
+                    yield batch
+            except (pa.ArrowInvalid, OSError) as err:
+                raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
+
+    def columns(table: pa.Table, row0: int) -> Columns:
+        frame = table.to_pandas()
+        cols = to_columns(frame, "run")
+        return _RowColumns(query=cols.query, doc=cols.doc, value=cols.value, source="run",
+                           lines=row0 + np.arange(len(frame), dtype=np.int64), names=cols.names,
+                           files=tuple(files), starts=starts)
+
+    try:
+        pending: list[pa.RecordBatch] = []
+        n_pending, row0, want = 0, 0, block_rows
+        source = batches()
+        done = False
+        while True:
+            while n_pending < want and not done:
+                batch = next(source, None)
+                if batch is None:
+                    done = True
+                    break
+                bar.update(batch.num_rows)
+                pending.append(batch)
+                n_pending += batch.num_rows
+            table = pa.Table.from_batches(pending) if pending else None
+            if done:
+                if table is not None and table.num_rows:
+                    yield columns(table, row0), row0, True
+                return
+            k = _last_query_start(table.column(names[0]).combine_chunks())
+            if k == 0:   # one query so far: read more rows before cutting
+                want *= 2
+                continue
+            yield columns(table.slice(0, k), row0), row0, False
+            row0 += k
+            pending = table.slice(k).combine_chunks().to_batches()
+            n_pending = table.num_rows - k
+            want = block_rows
+    finally:
+        bar.close()
+
+
+def parquet_source(path: Any, block_rows: int, progress: bool | None) -> Any:
+    """What :func:`tierank.io.stream.evaluate_file` needs to stream a Parquet run."""
+    import pyarrow.parquet as pq
+    from .stream import _MAX_BUCKETS, _Source
+
+    files = parquet_files(path)
+
+    def n_buckets() -> int:
+        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        return int(min(_MAX_BUCKETS, max(1, -(-rows // block_rows))))
+    hint = ("write it sorted by query, keeping the order of each query's rows, e.g. with pyarrow: "
+            "t = pq.read_table(path); pq.write_table(t.take(pc.sort_indices(t, [(query_column, 'ascending')])), "
+            "'sorted.parquet') (sort_indices is stable; only ties='random' depends on where the rows stand), or "
+            "evaluate it with stream=None (the default), which reads it a second time through temporary files")
+    return _Source(lambda: parquet_blocks(path, block_rows, progress), n_buckets, os.fspath(path), hint)
+
