@@ -250,6 +250,15 @@ def _items(docs: Any, kind: str, qid: Any) -> Iterable:
     return docs.items()
 
 
+def _keep(frame: pd.DataFrame, codes: tuple, ids: set) -> pd.DataFrame:
+    """The rows of ``frame`` whose query id (factorized: ``codes``) is in ``ids``; one test per distinct
+    query id (pandas' ``isin`` on Arrow strings tests every row in Python)."""
+    keep = np.fromiter((q in ids for q in codes[1]), dtype=bool, count=len(codes[1]))
+    if keep.all():
+        return frame
+    return frame[keep[codes[0]]] if len(codes[0]) else frame
+
+
 def _plain(qid: Any) -> Any:
     return qid.item() if isinstance(qid, np.generic) else qid
 
@@ -282,13 +291,15 @@ class TierankEvaluator(_providers.Evaluator):
         self.plan = plan
         self.provider = provider
         self.qrels = _qrels_frame(qrels)
-        super().__init__(measures, set(self.qrels["query_id"].map(_plain)))
+        self._qrels_codes = pd.factorize(self.qrels["query_id"], use_na_sentinel=False)
+        super().__init__(measures, {_plain(q) for q in self._qrels_codes[1]})
 
     def _iter_calc(self, run: Any) -> Iterator[Metric]:
         run = _run_frame(run)
         qrels = self.qrels
-        run = run[run["query_id"].isin(qrels["query_id"])]          # ir-measures: judged queries only
-        qrels = qrels[qrels["query_id"].isin(run["query_id"])]      # ... absent ones get the default
+        run_codes = pd.factorize(run["query_id"], use_na_sentinel=False)
+        run = _keep(run, run_codes, set(self._qrels_codes[1]))       # ir-measures: judged queries only;
+        qrels = _keep(qrels, self._qrels_codes, set(run_codes[1]))  # ... those not run get the default
         if not len(run):
             return
         p = self.provider
