@@ -32,7 +32,8 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+# files starting with "_" are fragments (e.g. README sections), not pages
+exclude_patterns = ["_build", "_*.md", "_*.rst", "Thumbs.db", ".DS_Store"]
 templates_path: list[str] = []
 
 # MyST: `##` and `###` headings get anchors, so pages link to sections of docs/maths.md
