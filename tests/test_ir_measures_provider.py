@@ -350,8 +350,8 @@ def test_bad_input():
     with pytest.raises(tierank.InputError, match="score of document 'd1' for query 'q1' is the string"):
         p.calc_aggregate([AP], qrels, {"q1": {"d1": "high"}})
     with pytest.raises(tierank.InputError, match="missing id"):
-        p.calc_aggregate([AP], qrels, pd.DataFrame({"query_id": ["q1", None], "doc_id": ["d1", "d2"],
-                                                    "score": [1.0, 2.0]}))
+        frame = pd.DataFrame({"query_id": ["q1", None], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]})
+        p.calc_aggregate([AP], frame.rename(columns={"score": "relevance"}).astype({"relevance": int}), frame)
     with pytest.raises(tierank.InputError, match="max_grade"):   # gdeval refuses grades above 4 too
         p.calc_aggregate([ERR@10], {"q1": {"d1": 5}}, {"q1": {"d1": 1.0}})
     assert issubclass(tierank.InputError, ValueError)   # ir-measures' usual error type
