@@ -401,12 +401,13 @@ def _rel(level: float | None) -> int | float | None:
 
 
 _FILE = click.Path(exists=True, dir_okay=False, readable=True)
+_DATA = click.Path(exists=True, readable=True)   # eval: a file, or a directory of Parquet files
 
 
 @main.command("eval", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]},
               epilog="See also `tierank ties --help`: how much ties move each measure.")
-@click.argument("qrels", type=_FILE)
-@click.argument("runs", nargs=-1, required=True, type=_FILE, metavar="RUN [RUN]...")
+@click.argument("qrels", type=_DATA)
+@click.argument("runs", nargs=-1, required=True, type=_DATA, metavar="RUN [RUN]...")
 @_common
 @click.option("-q", "--per-query", is_flag=True, help="Also print one row per query (trec_eval -q).")
 @click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
@@ -507,6 +508,12 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
     results = []
     try:
         bar.step("reading the judgments")
+        from .io.stream import is_parquet
+
+        if is_parquet(qrels):   # a Parquet file or directory (tierank.io.parquet)
+            from .io.parquet import read_qrels_parquet
+
+            qrels = read_qrels_parquet(qrels)
         qrels = to_columns(qrels, "qrels")   # read once for every run
         for path, name in zip(runs, names):
             bar.step(f"evaluating {name}")
@@ -515,9 +522,10 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                                        bounds=bounds or plot_bounds, missing=missing, seed=seed,
                                        no_relevant=no_relevant,
                                        trec_eval_version=trec_eval_version, judged_only=judged_only,
-                                       max_docs=max_docs)
+                                       max_docs=max_docs, progress=progress)   # streamed in blocks of queries
             _print_warnings(caught, name)
-            runid = read_run_tag(path) if fmt in ("trec", "json") else None
+            runid = ((os.path.basename(path) if is_parquet(path) else read_run_tag(path))
+                     if fmt in ("trec", "json") else None)
             results.append(RunResults(name, res, runid))
             bar.advance()
         if compare:

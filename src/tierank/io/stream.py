@@ -186,7 +186,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Ite
     >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
     >>> _ = pathlib.Path(path).write_text("q1 Q0 a 1 3 t\\nq1 Q0 b 2 2 t\\nq2 Q0 c 1 5 t\\nq3 Q0 a 1 1 t\\n")
     >>> [(list(c.query), first, last) for c, first, last in trec_blocks(path, block_rows=2)]
-    [(['q1', 'q1'], 0, False), (['q2'], 2, False), (['q3'], 3, True)]
+    [(['q1', 'q1', 'q2'], 0, False), (['q3'], 3, True)]
     """
     name = trec._name(path)
     block_rows = max(1, int(block_rows))
