@@ -23,7 +23,7 @@ from tierank.ir_measures import TierankProvider, install, installed, to_tierank,
 # measures whose default ir-measures provider is pytrec_eval (trec_eval 9)
 PYTREC = [P@5, P@10, P(rel=2)@10, P(judged_only=True)@5, RR, RR(rel=2), RR(judged_only=True), Rprec,
           Rprec(rel=2), AP, AP(rel=2), AP@10, AP(rel=2)@100, AP(judged_only=True), nDCG, nDCG@10, nDCG@3,
-          nDCG(judged_only=True)@10, nDCG(gains={0: 0, 1: 1, 2: 5, 3: 7})@10, R@10, R@100,
+          nDCG(judged_only=True)@10, nDCG(gains={0: 0, 1: 1, 2: 5, 3: 7})@10, nDCG(gains={0: 1, 1: 2})@5, R@10, R@100,
           R(judged_only=True)@10, Success@1, Success@5, Success(rel=2)@5, Bpref, Bpref(rel=2), infAP,
           IPrec@0.0, IPrec@0.2, IPrec@0.5, IPrec@1.0, SetP, SetP(rel=2), SetR, SetR(rel=2), SetF,
           SetF(beta=0.5), SetF(rel=2, beta=2.0), SetAP, NumRet, NumRet(rel=1), NumRet(rel=2), NumRel, NumQ]
@@ -273,7 +273,8 @@ def test_supports():
         assert p.supports(m), m
     for m in [ir_measures.alpha_nDCG@10, ir_measures.SetP(relative=True), ir_measures.SDCG(max_rel=3)@10,
               RBP, ir_measures.Compat(p=0.8), ir_measures.Accuracy(), ir_measures.NERR8(max_rel=3)@10,
-              ir_measures.define(lambda qrels, run: 1.0, name="P"), Judged, R, Success, P]:
+              ir_measures.define(lambda qrels, run: 1.0, name="P"), Judged, R, Success, P,
+              nDCG(gains={-2: 3, 3: 0})@4]:   # tierank: negative grades have gain 0; pytrec_eval takes it
         assert not p.supports(m), m
     with pytest.raises(tierank.InputError, match="does not compute"):
         p.calc_aggregate([ir_measures.alpha_nDCG@10], {"q": {"d": 1}}, {"q": {"d": 1.0}})
