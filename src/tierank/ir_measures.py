@@ -21,7 +21,7 @@ Which measures, and what they mean
 A measure is mapped to tierank by its string form (``str(measure)``, e.g. ``"AP(rel=2)@100"``), with the
 meaning of ir-measures' default provider for it, checked against that provider on runs without ties:
 
-* pytrec_eval (trec_eval 9): ``P``, ``RR``, ``Rprec``, ``AP``, ``nDCG`` (``dcg='log2'``, ``gains=``),
+* pytrec_eval (trec_eval 9): ``P``, ``RR``, ``Rprec``, ``AP``, ``nDCG`` (``dcg='log2'``, ``gains=`` of grades >= 0),
   ``R``, ``Success``, ``Bpref``, ``infAP``, ``IPrec``, ``SetP``, ``SetR``, ``SetF``, ``SetAP``,
   ``NumRet``, ``NumRel``, ``NumQ``, and ``judged_only=True`` (trec_eval ``-J``) where they take it;
 * gdeval: ``nDCG(dcg='exp-log2')@k`` and ``ERR@k`` (ERR with gdeval's maximum grade 4: grades above 4
