@@ -35,6 +35,7 @@ root_doc = "index"
 # files starting with "_" are fragments (e.g. README sections), not pages
 exclude_patterns = ["_build", "_*.md", "_*.rst", "Thumbs.db", ".DS_Store"]
 templates_path: list[str] = []
+smartquotes = False   # measure strings such as denom='R' stay as typed
 
 # MyST: `##` and `###` headings get anchors, so pages link to sections of docs/maths.md
 myst_heading_anchors = 3
