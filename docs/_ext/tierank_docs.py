@@ -57,7 +57,7 @@ _CUTOFF = {"required": "`@k` required", "optional": "`@k` optional (whole list w
            "none": "no `@k`"}
 _AGGREGATE = {"mean": "mean over queries", "sum": "sum over queries",
               "gm": "geometric mean over queries (values floored at 1e-5, as trec_eval)",
-              "none": "not aggregated (text)"}
+              "none": "not aggregated"}
 
 
 def _slug(title: str) -> str:
@@ -130,8 +130,9 @@ def render_measure_reference(srcdir: str) -> str:
             out.append("- **Parameters**: none")
         out.append(f"- **Also accepted as**: {', '.join(_code(a) for a in d['aliases']) or '-'}")
         out.append(f"- **trec_eval**: {', '.join(_code(t) for t in d['trec_eval']) or 'none'}")
-        out.append(f"- **Over queries**: {_AGGREGATE.get(d['aggregate'], d['aggregate'])}; "
-                   f"values in {_range(d['value_range'])}")
+        values = ("values are text" if d["value_range"] is None
+                  else f"values in {_range(d['value_range'])} under every ordering")
+        out.append(f"- **Over queries**: {_AGGREGATE.get(d['aggregate'], d['aggregate'])}; {values}")
         out.append(f"- **Tie-aware value**: [{section}](maths.md#{_slug(section)})")
         out.append("")
     out += ["## Hamming-radius variants", "",
@@ -151,8 +152,8 @@ def render_measure_reference(srcdir: str) -> str:
 def _help(command: Any, info_name: str, parent: Any = None) -> str:
     import click
 
-    with click.Context(command, info_name=info_name, parent=parent, terminal_width=100,
-                       max_content_width=100) as ctx:
+    settings = {**(command.context_settings or {}), "terminal_width": 100, "max_content_width": 100}
+    with click.Context(command, info_name=info_name, parent=parent, **settings) as ctx:
         return ctx.get_help()
 
 
@@ -162,7 +163,7 @@ def render_cli_reference() -> str:
     from tierank.cli import main
 
     out = ["## tierank", "", "```text", _help(main, "tierank"), "```", ""]
-    root = click.Context(main, info_name="tierank")
+    root = click.Context(main, info_name="tierank", **(main.context_settings or {}))
     for name in main.list_commands(root):
         command = main.get_command(root, name)
         out += [f"(cli-{name})=", f"## tierank {name}", ""]
