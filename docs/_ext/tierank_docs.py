@@ -173,8 +173,17 @@ def render_cli_reference() -> str:
     return "\n".join(out)
 
 
+def _note_dynamic(env: Any, docname: str) -> None:
+    """The page shows what the code gives now: it is read again on every build."""
+    dynamic = getattr(env, "tierank_dynamic", set())
+    dynamic.add(docname)
+    env.tierank_dynamic = dynamic
+
+
 def _source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     text = source[0]
+    if MEASURES_MARK in text or CLI_MARK in text:
+        _note_dynamic(app.env, docname)
     if MEASURES_MARK in text:
         text = text.replace(MEASURES_MARK, render_measure_reference(app.srcdir))
     if CLI_MARK in text:
@@ -222,6 +231,7 @@ class TierankCli(SphinxDirective):
         from click.testing import CliRunner
         from tierank.cli import main
 
+        _note_dynamic(self.env, self.env.docname)
         line = self.arguments[0]
         argv = shlex.split(line)
         if argv[0] != "tierank":
@@ -245,6 +255,16 @@ class TierankCli(SphinxDirective):
 
 def _env_merge(app: Sphinx, env: Any, docnames: Any, other: Any) -> None:
     env.tierank_files = {**getattr(env, "tierank_files", {}), **getattr(other, "tierank_files", {})}
+    env.tierank_dynamic = getattr(env, "tierank_dynamic", set()) | getattr(other, "tierank_dynamic", set())
+
+
+def _env_purge(app: Sphinx, env: Any, docname: str) -> None:
+    getattr(env, "tierank_dynamic", set()).discard(docname)
+
+
+def _env_outdated(app: Sphinx, env: Any, added: set, changed: set, removed: set) -> list[str]:
+    # generated pages and pages running commands follow the code, not their own source files
+    return sorted(d for d in getattr(env, "tierank_dynamic", set()) if d in env.found_docs and d not in removed)
 
 
 def _env_updated(app: Sphinx, env: Any) -> None:
@@ -258,7 +278,9 @@ def _env_updated(app: Sphinx, env: Any) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("source-read", _source_read)
     app.connect("env-merge-info", _env_merge)
+    app.connect("env-purge-doc", _env_purge)
+    app.connect("env-get-outdated", _env_outdated)
     app.connect("env-updated", _env_updated)
     app.add_directive("tierank-file", TierankFile)
     app.add_directive("tierank-cli", TierankCli)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
