@@ -1,0 +1,378 @@
+"""Streaming evaluation of run files (tierank.io.stream, tierank.io.parquet): the results equal the
+in-memory evaluation bit for bit, whatever the blocks; runs not grouped by query; Parquet; errors."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tierank
+from tierank.io.parquet import read_run_parquet
+from tierank.io.stream import trec_blocks
+
+MEASURES = ["nDCG@10", "AP", "P@5", "RR", "R@100", "NumRet", "P(rel=2)@3", "Rprec"]
+BIG_MEASURES = ["nDCG@10", "AP", "P@5", "RR", "NumRet"]
+TIES = ["expected", "optimistic", "pessimistic", "input", "trec_eval", "random"]
+
+
+def _evaluate(qrels, run, measures=MEASURES, **kw):
+    """Results and the messages of the warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = tierank.evaluate(qrels, run, measures, **kw)
+    return res, sorted(str(w.message) for w in caught)
+
+
+def _same(a: tierank.Results, b: tierank.Results) -> None:
+    """Equal bit for bit: per-query values, bounds, means."""
+    assert a == b
+    for x, y in ((a.mean, b.mean), (a.mean_lower, b.mean_lower), (a.mean_upper, b.mean_upper)):
+        if x is None:
+            assert y is None
+            continue
+        assert [np.float64(v).tobytes() for v in x.values()] == [np.float64(v).tobytes() for v in y.values()]
+
+
+def _write_run(path, qid, did, score, extra: str = "") -> None:
+    frame = pd.DataFrame({"q": qid, "iter": "Q0", "d": did, "rank": 1, "s": score, "tag": "t"})
+    frame.to_csv(path, sep=" ", header=False, index=False)
+    if extra:
+        with open(path, "a") as fh:
+            fh.write(extra)
+
+
+# ------------------------------------------------------------------------------- a large run file
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """About 2 million run lines, 2,000 queries of 1,000 documents (a few more in the first), grouped;
+    scores in 0..19 (ties everywhere); 10% judged; 100 queries without judgments, 50 judged queries
+    without a run."""
+    rng = np.random.default_rng(12)
+    folder = tmp_path_factory.mktemp("big")
+    n_q, per_q = 2000, 1000
+    qnum = np.repeat(np.arange(n_q), per_q)
+    qnum = np.concatenate([np.zeros(3000, np.int64), qnum])   # a query of 4,000 lines: longer than a block
+    dnum = np.concatenate([rng.permutation(len(qnum))])
+    score = rng.integers(0, 20, len(qnum))
+    qid = ("q" + pd.Series(qnum).astype(str)).to_numpy(dtype=object)
+    did = ("d" + pd.Series(dnum).astype(str)).to_numpy(dtype=object)
+    run = folder / "run.txt"
+    _write_run(run, qid, did, score)
+    judged = np.flatnonzero((rng.random(len(qnum)) < 0.1) & (qnum >= 100))
+    grade = rng.choice([-2, 0, 1, 2, 3], size=len(judged), p=[0.05, 0.45, 0.3, 0.15, 0.05])
+    extra_q = np.repeat(np.arange(n_q, n_q + 50), 3)
+    qrels = folder / "qrels.txt"
+    pd.DataFrame({"q": np.concatenate([qid[judged], [f"q{i}" for i in extra_q]]), "i": 0,
+                  "d": np.concatenate([did[judged], [f"x{i}" for i in range(len(extra_q))]]),
+                  "g": np.concatenate([grade, np.ones(len(extra_q), np.int64)])}).to_csv(
+        qrels, sep=" ", header=False, index=False)
+    return {"run": str(run), "qrels": str(qrels), "n": len(qnum)}
+
+
+@pytest.mark.parametrize("ties", TIES)
+def test_big_file_equals_in_memory(big, ties):
+    kw = dict(ties=ties, bounds=ties == "expected", seed=7, missing="zero")
+    memory, notes = _evaluate(big["qrels"], big["run"], BIG_MEASURES, stream=False, **kw)
+    assert notes == ["100 queries of the run have no judgments and are left out"]
+    streamed, notes2 = _evaluate(big["qrels"], big["run"], BIG_MEASURES, block_rows=150_000, progress=False, **kw)
+    assert notes2 == notes
+    _same(memory, streamed)
+    assert len(memory.per_query) == 1900 + 50
+
+
+def test_big_file_judged_only_and_max_docs(big):
+    kw = dict(ties="random", seed=3, judged_only=True, max_docs=500)
+    memory, notes = _evaluate(big["qrels"], big["run"], ["AP", "nDCG@20", "bpref"], stream=False, **kw)
+    streamed, notes2 = _evaluate(big["qrels"], big["run"], ["AP", "nDCG@20", "bpref"], block_rows=400_000, **kw)
+    _same(memory, streamed)
+    assert notes == notes2
+
+
+def test_blocks_hold_whole_queries(big):
+    seen = set()
+    rows = 0
+    for cols, first, last in trec_blocks(big["run"], 100_000):
+        assert first == rows
+        labels = set(pd.unique(np.asarray(cols.query, dtype=object)))
+        assert not labels & seen
+        seen |= labels
+        rows += len(cols.value)
+        assert len(cols.value) <= 100_000 or len(labels) == 1
+    assert last and rows == big["n"]
+
+
+# ------------------------------------------------------------------------------------- small runs
+
+
+def _small(tmp_path, n_q=30, per_q=12, seed=0, shuffle=False, comments=False, name="run.txt"):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, per_q + 1, n_q)
+    qnum = np.repeat(np.arange(n_q), sizes)
+    dnum = np.concatenate([rng.permutation(40)[:k] for k in sizes])
+    score = rng.integers(0, 4, len(qnum)) / 2
+    if shuffle:
+        order = rng.permutation(len(qnum))
+        qnum, dnum, score = qnum[order], dnum[order], score[order]
+    lines = [f"q{q} Q0 d{d} 0 {s} t\n" for q, d, s in zip(qnum, dnum, score)]
+    if comments:
+        for i in sorted(rng.choice(len(lines), size=min(5, len(lines)), replace=False), reverse=True):
+            lines.insert(int(i), "# comment\n" if i % 2 else "\n")
+    run = tmp_path / name
+    run.write_text("".join(lines))
+    judged = rng.random(len(qnum)) < 0.4
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{q} 0 d{d} {g}\n" for q, d, g in zip(
+        qnum[judged], dnum[judged], rng.integers(0, 3, int(judged.sum())))) + "q999 0 d1 1\n")
+    return str(qrels), str(run)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(block_rows=st.integers(1, 400), seed=st.integers(0, 10 ** 6), shuffle=st.booleans(),
+       ties=st.sampled_from(TIES), missing=st.sampled_from(["skip", "zero"]))
+def test_any_block_size_equals_in_memory(tmp_path, block_rows, seed, shuffle, ties, missing):
+    qrels, run = _small(tmp_path, seed=seed, shuffle=shuffle, comments=True)
+    kw = dict(ties=ties, bounds=ties == "expected", seed=seed, missing=missing)
+    memory, notes = _evaluate(qrels, run, stream=False, **kw)
+    streamed, notes2 = _evaluate(qrels, run, block_rows=block_rows, **kw)
+    _same(memory, streamed)
+    assert notes == notes2
+
+
+def test_ungrouped_run_takes_a_second_pass(tmp_path):
+    qrels, run = _small(tmp_path, n_q=60, seed=4, shuffle=True)
+    for ties in ("random", "input", "expected"):
+        memory, _ = _evaluate(qrels, run, ties=ties, seed=1, stream=False)
+        streamed, _ = _evaluate(qrels, run, ties=ties, seed=1, block_rows=20)
+        _same(memory, streamed)
+
+
+def test_ungrouped_run_with_stream_grouped_says_how_to_sort(tmp_path):
+    qrels, run = _small(tmp_path, n_q=60, seed=4, shuffle=True)
+    with pytest.raises(tierank.InputError, match=r"not grouped by query: query 'q\d+' comes back at line \d+ "
+                                                 r".*LC_ALL=C sort -s -k1,1 ") as info:
+        tierank.evaluate(qrels, run, ["AP"], stream="grouped", block_rows=20)
+    assert info.value.file == run and info.value.line > 1
+    # the sorted file (stable sort on the query id) gives the same results, except for ties="random"
+    lines = Path(run).read_text().splitlines(keepends=True)
+    (tmp_path / "sorted.txt").write_text("".join(sorted(lines, key=lambda s: s.split()[0])))
+    a, _ = _evaluate(qrels, run, ties="input", stream=False)
+    b, _ = _evaluate(qrels, str(tmp_path / "sorted.txt"), ties="input", stream="grouped", block_rows=20)
+    _same(a, b)
+
+
+def test_one_block_is_never_checked_for_grouping(tmp_path):
+    qrels, run = _small(tmp_path, seed=5, shuffle=True)
+    a, _ = _evaluate(qrels, run, stream=False)
+    b, _ = _evaluate(qrels, run, stream="grouped")   # the whole file is one block
+    _same(a, b)
+
+
+def test_gzip_run(tmp_path):
+    qrels, run = _small(tmp_path, seed=6)
+    gz = tmp_path / "run.txt.gz"
+    gz.write_bytes(gzip.compress(b"\xef\xbb\xbf" + Path(run).read_bytes()))
+    a, _ = _evaluate(qrels, run, stream=False)
+    b, _ = _evaluate(qrels, str(gz), block_rows=7)
+    _same(a, b)
+
+
+def test_progress_bar_is_optional(tmp_path, capsys):
+    qrels, run = _small(tmp_path, seed=8)
+    a, _ = _evaluate(qrels, run, block_rows=5, progress=True)
+    b, _ = _evaluate(qrels, run, block_rows=5)   # not a terminal under pytest: silent
+    _same(a, b)
+    assert capsys.readouterr().err == ""   # the bar shows up only after half a second
+
+
+def test_bad_block_rows(tmp_path):
+    qrels, run = _small(tmp_path)
+    with pytest.raises(tierank.InputError, match="block_rows must be a positive integer"):
+        tierank.evaluate(qrels, run, ["AP"], block_rows=0)
+    with pytest.raises(tierank.InputError, match="stream='yes'"):
+        tierank.evaluate(qrels, run, ["AP"], stream="yes")
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+
+def _lines_run(tmp_path, n=300):
+    return [f"q{i // 10} Q0 d{i} 1 {i % 3} t\n" for i in range(n)]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("q29 Q0 dx 1 high t\n", r"the score 'high' is not a number: 'q29 Q0 dx 1 high t'"),
+    ("q29 Q0 dx 1 nan t\n", r"the score is NaN"),
+    ("q29 Q0 dx 1\n", r"expected at least 6 fields \(qid Q0 docid rank score tag\), found 4"),
+    ("q29 Q0 d\x00x 1 1 t\n", r"not a text file: NUL byte, at column 9"),
+    ("q28 Q0 d289 1 1 t\n", r"document 'd289' is listed twice for query 'q28' in the run \(line 291\)"),
+    ("q29 Q0 d290 1 1 t\n", r"document 'd290' is listed twice for query 'q29' in the run \(line 292\)"),
+])
+def test_bad_lines_name_file_and_line(tmp_path, bad, message):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d10 1\nq29 0 d290 1\n")
+    lines = _lines_run(tmp_path)
+    lines.insert(290, bad)   # line 291, in a late block
+    run = tmp_path / "run.txt"
+    run.write_text("".join(lines))
+    for block_rows in (7, 64, 10 ** 6):
+        with pytest.raises(tierank.InputError, match=message) as info:
+            tierank.evaluate(str(qrels), str(run), ["AP"], block_rows=block_rows)
+        line = 292 if "d290" in bad else 291
+        assert (info.value.file, info.value.line) == (str(run), line)
+        assert str(info.value).startswith(f"{run}:{line}: ")
+
+
+def test_bad_gzip_lines_name_file_and_line(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d10 1\n")
+    lines = _lines_run(tmp_path)
+    lines.insert(200, "q20 Q0 dx 1 x t\n")
+    run = tmp_path / "run.txt.gz"
+    run.write_bytes(gzip.compress("".join(lines).encode()))
+    with pytest.raises(tierank.InputError, match=r"run.txt.gz:201: the score 'x' is not a number"):
+        tierank.evaluate(str(qrels), str(run), ["AP"], block_rows=16)
+
+
+@pytest.mark.parametrize("text, what", [("", "the file is empty"),
+                                        ("# only\n\n# comments\n", "the file holds only blank and comment lines")])
+def test_no_run_line(tmp_path, text, what):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d10 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text(text)
+    for stream in (None, False):
+        with pytest.raises(tierank.InputError, match=f"run.txt:1: no run line: {what}"):
+            tierank.evaluate(str(qrels), str(run), ["AP"], stream=stream, block_rows=1)
+
+
+def test_nothing_to_evaluate_and_qrels_errors(tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text("".join(_lines_run(tmp_path)))
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("z1 0 d10 1\n")
+    for stream in (None, False):
+        with pytest.raises(tierank.InputError, match="no query is both in the run and in the qrels"):
+            tierank.evaluate(str(qrels), str(run), ["AP"], stream=stream, block_rows=10)
+    qrels.write_text("q1 0 d10 1\nq1 0 d10 0\n")
+    for stream in (None, False):
+        with pytest.raises(tierank.InputError, match=r"qrels.txt:2: document 'd10' is listed twice for query "
+                                                     r"'q1' in the qrels \(line 2\)"):
+            tierank.evaluate(str(qrels), str(run), ["AP"], stream=stream, block_rows=10)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        tierank.evaluate({"q": {"d": 1}}, str(tmp_path / "nope.txt"), ["AP"])
+
+
+# ------------------------------------------------------------------------------------------ Parquet
+
+
+def _frame(seed=0, n_q=40, shuffle=False, int_ids=True):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 15, n_q)
+    qnum = np.repeat(np.arange(n_q), sizes)
+    dnum = np.concatenate([rng.permutation(50)[:k] for k in sizes])
+    run = pd.DataFrame({"qid": qnum if int_ids else [f"q{q}" for q in qnum],
+                        "docno": dnum if int_ids else [f"d{d}" for d in dnum],
+                        "sim": rng.integers(0, 4, len(qnum)).astype(np.float32), "other": 1})
+    if shuffle:
+        run = run.sample(frac=1, random_state=seed).reset_index(drop=True)
+    judged = rng.random(len(run)) < 0.4
+    qrels = pd.DataFrame({"query_id": run["qid"][judged], "doc_id": run["docno"][judged],
+                          "relevance": rng.integers(0, 3, int(judged.sum()))})
+    return run, qrels
+
+
+@pytest.mark.parametrize("int_ids", [True, False])
+@pytest.mark.parametrize("ties", ["expected", "random", "input"])
+def test_parquet_file_and_directory(tmp_path, int_ids, ties):
+    run, qrels = _frame(seed=1, int_ids=int_ids)
+    file = tmp_path / "run.parquet"
+    run.to_parquet(file, row_group_size=37)
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(run)), 5)):   # queries cut across files
+        run.iloc[part].to_parquet(folder / f"part-{i}.parquet")
+    kw = dict(ties=ties, bounds=True, seed=3)
+    memory, _ = _evaluate(qrels, run, **kw)
+    for path in (file, folder):
+        for block_rows in (1, 25, 10 ** 6):
+            _same(memory, _evaluate(qrels, str(path), block_rows=block_rows, **kw)[0])
+        _same(memory, _evaluate(qrels, path, stream=False, **kw)[0])   # os.PathLike too
+    pd.testing.assert_frame_equal(read_run_parquet(folder), run[["qid", "docno", "sim"]])
+
+
+def test_parquet_qrels_and_ungrouped_run(tmp_path):
+    run, qrels = _frame(seed=2, shuffle=True)
+    run.to_parquet(tmp_path / "run.parquet")
+    qrels.to_parquet(tmp_path / "qrels.parquet")
+    memory, _ = _evaluate(qrels, run, ties="random", seed=9)
+    streamed, _ = _evaluate(str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"), ties="random",
+                            seed=9, block_rows=20)
+    _same(memory, streamed)
+    with pytest.raises(tierank.InputError, match=r"run.parquet: the run is not grouped by query: query \d+ "
+                                                 r"comes back at row \d+ .*sort_indices"):
+        tierank.evaluate(qrels, str(tmp_path / "run.parquet"), ["AP"], block_rows=20, stream="grouped")
+
+
+def test_parquet_errors_name_file_and_row(tmp_path):
+    run, qrels = _frame(seed=3)
+    run.loc[101, "docno"] = run.loc[100, "docno"] if run.loc[100, "qid"] == run.loc[101, "qid"] else 0
+    run.loc[101, "qid"] = run.loc[100, "qid"]
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    run.iloc[:60].to_parquet(folder / "a.parquet")
+    run.iloc[60:].to_parquet(folder / "b.parquet")
+    with pytest.raises(tierank.InputError, match=r"b.parquet: document \d+ is listed twice for query \d+ in the "
+                                                 r"run \(row 41\)"):
+        tierank.evaluate(qrels, str(folder), ["AP"], block_rows=10)
+    with pytest.raises(tierank.InputError, match=r"is listed twice .* \(row 101\)"):
+        tierank.evaluate(qrels, run, ["AP"])   # in memory: the row of the DataFrame
+    bad = run.rename(columns={"qid": "topic"})
+    bad.to_parquet(tmp_path / "bad.parquet")
+    with pytest.raises(tierank.InputError, match=r"bad.parquet: the run table has no query id column"):
+        tierank.evaluate(qrels, str(tmp_path / "bad.parquet"), ["AP"])
+    nan = run.copy()
+    nan.loc[70, "sim"] = np.nan
+    nan.to_parquet(tmp_path / "nan.parquet")
+    with pytest.raises(tierank.InputError, match=r"nan.parquet: score of document \d+ for query \d+ is missing"):
+        tierank.evaluate(qrels, str(tmp_path / "nan.parquet"), ["AP"], block_rows=8)
+
+
+# ----------------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_streams_text_and_parquet(tmp_path):
+    from click.testing import CliRunner
+
+    from tierank.cli import main
+
+    run, qrels = _frame(seed=4, int_ids=False)
+    run.to_parquet(tmp_path / "run.parquet")
+    qrels.to_parquet(tmp_path / "qrels.parquet")
+    tierank.write_run(run.rename(columns={"qid": "query_id", "docno": "doc_id", "sim": "score"}),
+                      tmp_path / "run.txt")
+    tierank.write_qrels(qrels, tmp_path / "qrels.txt")
+    outputs = []
+    for q, r in (("qrels.txt", "run.txt"), ("qrels.parquet", "run.parquet"), ("qrels.txt", "run.parquet")):
+        result = CliRunner().invoke(main, ["eval", str(tmp_path / q), str(tmp_path / r), "-m", "AP", "nDCG@10",
+                                           "--format", "csv"])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output.replace(r.split(".")[0] + "." + r.split(".")[1], "RUN"))
+    assert outputs[0] == outputs[1] == outputs[2]
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    run.to_parquet(folder / "p.parquet")
+    result = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.txt"), str(folder), "-m", "AP"])
+    assert result.exit_code == 0, result.output
