@@ -39,7 +39,7 @@ smartquotes = False   # measure strings such as denom='R' stay as typed
 
 # MyST: `##` and `###` headings get anchors, so pages link to sections of docs/maths.md
 myst_heading_anchors = 3
-myst_enable_extensions = ["colon_fence", "dollarmath"]
+myst_enable_extensions = ["colon_fence"]
 suppress_warnings = ["myst.strikethrough"]
 
 # autodoc + numpydoc

@@ -102,6 +102,16 @@ def test_measure_reference_links_resolve_to_maths_sections(site: Path) -> None:
     assert page.count('href="maths.html#') >= len(REGISTRY)
 
 
+def test_api_reference_has_every_public_name(site: Path) -> None:
+    import tierank
+
+    ids = _ids(site / "html" / "api.html")
+    for name in tierank.__all__:
+        assert f"tierank.{name}" in ids, name
+    for module in ("hashing", "spark", "dask", "keras", "torch"):
+        assert f"module-tierank.{module}" in ids, module
+
+
 def test_cli_reference_has_every_command(site: Path) -> None:
     import click
 
