@@ -108,7 +108,7 @@ def test_api_reference_has_every_public_name(site: Path) -> None:
     ids = _ids(site / "html" / "api.html")
     for name in tierank.__all__:
         assert f"tierank.{name}" in ids, name
-    for module in ("hashing", "spark", "dask", "keras", "torch"):
+    for module in ("hashing", "spark", "dask", "keras", "torch", "ir_measures"):
         assert f"module-tierank.{module}" in ids, module
 
 
