@@ -35,6 +35,8 @@ if BACKEND == "jax":
 warnings.simplefilter("error")
 warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"(tensorflow|keras|jax|google|flatbuffers)")
 warnings.filterwarnings("ignore", message=r".*np\.find_common_type.*", category=DeprecationWarning)
+# torch.compile imports torch.utils.mkldnn, which uses the deprecated torch.jit.script_method (torch 2.13)
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.script_method` is deprecated", category=DeprecationWarning)
 
 import numpy as np  # noqa: E402
 
@@ -144,7 +146,10 @@ def section_core() -> None:
                     R.check(close(to_np(weights), np.ones(len(S)), rtol), f"{what}: list weights {to_np(weights)}")
                     m.update_state(y_true, S.astype(dtype))
                     m.update_state(y_true, S.astype(dtype))   # twice: the mean is unchanged
-                    R.check(close(float(m.result()), want.mean(), rtol), f"{what}: result {float(m.result())} "
+                    # Keras's Mean.result() is float32 on torch even with dtype="float64" (keras.ops.divide_no_nan
+                    # of float64 tensors returns float32 there): float32 precision for that one value
+                    rrtol = 1e-6 if BACKEND == "torch" and dtype == "float64" else rtol
+                    R.check(close(float(m.result()), want.mean(), rrtol), f"{what}: result {float(m.result())} "
                             f"!= {want.mean()}")
     # unbatched (list_size,) input: one list
     for name, cls in CLASSES.items():
@@ -217,6 +222,10 @@ def compiled_fn(fn):
 COMPILED_CASES = [(name, k, ties) for name in CLASSES for k, ties in
                   ((None, "expected"), (3, "expected"), (2, "optimistic"), (None, "pessimistic"), (3, "input"),
                    (3, "random"))]
+if BACKEND == "torch":   # torch.compile (inductor) of the 36 cases takes minutes: every metric and mode once
+    COMPILED_CASES = [("NDCG", 3, "expected"), ("DCG", None, "optimistic"), ("MeanAveragePrecision", 2, "pessimistic"),
+                      ("MeanReciprocalRank", 3, "input"), ("PrecisionAtK", 3, "random"), ("RecallAtK", None, "expected"),
+                      ("MeanAveragePrecision", 3, "expected"), ("MeanReciprocalRank", 2, "expected")]
 
 
 def section_compiled() -> None:

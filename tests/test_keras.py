@@ -78,3 +78,24 @@ def test_every_combination_was_compared(reports):
             pytest.fail(f"{backend} crashed")
         assert report["sections"]["core"]["checks"] >= 6 * 2 * 5 * 2 * 4
         assert report["sections"]["kerasrs"]["checks"] >= 6 * 2 * 5 * 2
+
+
+def test_example_keras_ranking_prints_both_ndcgs():
+    """examples/keras_ranking.py trains for a few epochs and prints keras-rs's and tierank's NDCG each epoch;
+    tierank's is the same on both evaluations of an epoch and lies within its bounds."""
+    import re
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    env["KERAS_BACKEND"] = "jax"
+    proc = subprocess.run([sys.executable, str(HERE.parent / "examples" / "keras_ranking.py")], capture_output=True,
+                          text=True, env=env, timeout=300, cwd=str(HERE.parent))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = re.compile(r"^\s*(\d+) \|\s+(\d+)% \| ([\d.]+), again ([\d.]+)\s+\| ([\d.]+), again ([\d.]+) \| "
+                     r"\[([\d.]+), ([\d.]+)\]$")
+    rows = [row.match(line) for line in proc.stdout.splitlines()]
+    rows = [[float(g) for g in r.groups()] for r in rows if r]
+    assert len(rows) >= 4, proc.stdout
+    for _epoch, _tied, kr1, kr2, ours1, ours2, low, high in rows:
+        assert 0.0 <= kr1 <= 1.0 and 0.0 <= kr2 <= 1.0
+        assert ours1 == ours2 and low <= ours1 <= high
+    assert rows[0][1] > 50   # ties early on
