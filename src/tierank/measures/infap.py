@@ -8,7 +8,8 @@ Tie-aware (docs/maths.md, "infAP"): for a relevant document in a tie of n, the t
 are a uniformly random subset of the other n - 1, of a uniform size s; given s, the numbers of relevant
 and judged non-relevant ones among them are multivariate hypergeometric, and given those the expected
 number of unjudged ones is linear (the rest are unjudged or not in the pool in proportion), and the score
-is linear in it. So the mean is a sum over (s, i, j) with hypergeometric weights: ``O(n r m)`` per tie.
+is linear in it. So the mean is a sum over (i, j, rest) with hypergeometric weights, ``r m (u + x)``
+terms per tie, evaluated for every tie at once in chunks of :data:`CHUNK` terms.
 Bounds: the best and worst arrangement of each tie (ties add up independently) by a dynamic programme
 over how many documents of each kind are placed, ``O(r m u x)`` per tie. Fixed orders cost nothing;
 a query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET` raises an InputError naming the query and tie.
@@ -16,7 +17,6 @@ a query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET` raises an InputError
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -28,8 +28,13 @@ from ._trec import TrecName
 __all__ = ["FAMILIES", "EPSILON", "BUDGET", "TOTAL_BUDGET"]
 
 EPSILON = 1e-5   # trec_eval's INFAP_EPSILON
-BUDGET = 20_000_000
-TOTAL_BUDGET = 100_000_000
+#: terms of the exact expectation (bounds: dynamic-programme states) one query may take
+BUDGET = 200_000_000
+#: terms one evaluation may take over all queries (the expectation: about 2e7 a second); beyond, an error
+TOTAL_BUDGET = 2_000_000_000
+#: terms evaluated at once (memory: about 15 float64 arrays of this length)
+CHUNK = 2_000_000
+_BOUNDS_TOTAL_BUDGET = 100_000_000   # the bounds' dynamic programme runs in Python, state by state
 
 
 def _score(a, m, u, p):
@@ -66,18 +71,22 @@ def infap(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
     mixed = np.flatnonzero(~single_kind)
     if len(mixed):
         _check_cost(g, kinds, mixed, extreme)
-        for c in mixed:   # loop over ties holding relevant and other documents
-            args = (int(r[c]), int(mj[c]), int(uj[c]), int(x[c]), float(before[0][c]), float(before[1][c]),
-                    float(before[2][c]), int(g.group_first[c]))
-            out[g.group_query[c]] += _tie_mean(*args) if extreme is None else _tie_extreme(*args, extreme)
+        if extreme is None:
+            per_tie = _tie_means(*(k[mixed] for k in kinds), *(b[mixed] for b in before), g.group_first[mixed])
+        else:
+            per_tie = np.array([_tie_extreme(int(r[c]), int(mj[c]), int(uj[c]), int(x[c]), float(before[0][c]),
+                                             float(before[1][c]), float(before[2][c]), int(g.group_first[c]),
+                                             extreme) for c in mixed])   # loop over ties of mixed kinds
+        out += np.bincount(g.group_query[mixed], weights=per_tie, minlength=g.n_queries)
     return divide(out, g.judged.count_at_least(rel))
 
 
 def _check_cost(g: TieStats, kinds: tuple, mixed: np.ndarray, extreme: str | None) -> None:
     r, mj, uj, x = (k[mixed].astype(np.float64) for k in kinds)
-    n = g.group_size[mixed].astype(np.float64)
-    cost = n * r * (mj + 1) if extreme is None else (r + 1) * (mj + 1) * (uj + 1) * (x + 1)
-    if cost.sum() > TOTAL_BUDGET or cost.max() > BUDGET:
+    cost = r * (mj + 1) * (uj + x + 1) if extreme is None else (r + 1) * (mj + 1) * (uj + 1) * (x + 1)
+    total_budget = TOTAL_BUDGET if extreme is None else _BOUNDS_TOTAL_BUDGET
+    per_query = np.bincount(g.group_query[mixed], weights=cost, minlength=g.n_queries)
+    if cost.sum() > total_budget or per_query.max() > BUDGET:
         c = mixed[int(np.argmax(cost))]
         raise QueryError(f"infAP: the exact {'expectation' if extreme is None else 'bounds'} over all orderings of "
                          f"tied documents need about {cost.sum():.2g} operations here, beyond the limit; the "
@@ -85,28 +94,44 @@ def _check_cost(g: TieStats, kinds: tuple, mixed: np.ndarray, extreme: str | Non
                          " Use a fixed tie mode (ties='trec_eval')", int(g.group_query[c]))
 
 
-def _tie_mean(r: int, mj: int, uj: int, x: int, A: float, M: float, U: float, t: int) -> float:
-    """r x E[score of one relevant document of the tie] (module docstring)."""
-    n = r + mj + uj + x
-    s = np.arange(n)[:, None, None]
-    i = np.arange(r)[None, :, None]
-    j = np.arange(mj + 1)[None, None, :]
-    rest = s - i - j                                    # unjudged or not in pool, above
-    ok = (rest >= 0) & (rest <= uj + x)
-    with np.errstate(all="ignore"):
-        logw = (_lcomb(r - 1, i) + _lcomb(mj, j) + _lcomb(uj + x, np.where(ok, rest, 0)) - _lcomb(n - 1, s))
-        w = np.where(ok, np.exp(logw), 0.0)
-        u = rest * (uj / (uj + x)) if uj + x else np.zeros_like(rest, dtype=np.float64)
-        score = _score(A + i, M + j, U + u, t + 1 + s)
-    return r * float(np.sum(np.where(ok, w * score, 0.0))) / n
+def _tie_means(r, mj, uj, x, A, M, U, t) -> np.ndarray:
+    """Per tie (arrays, one entry a tie): r x E[score of one relevant document of the tie], all ties at
+    once (module docstring). Each tie's terms are summed in their own order, so its value does not
+    depend on the other ties."""
+    r, mj, other = (np.asarray(v, dtype=np.int64) for v in (r, mj, uj + x))
+    terms = r * (mj + 1) * (other + 1)
+    out = np.zeros(len(r))
+    log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int((r + mj + other).max()) + 1)))))
+    ends = np.cumsum(terms)
+    first = 0
+    while first < len(r):   # loop over chunks of whole ties
+        last = max(int(np.searchsorted(ends, ends[first] - terms[first] + CHUNK, side="right")), first + 1)
+        sel = np.arange(first, last)
+        out[sel] = _chunk_means(sel, terms, r, mj, other, uj, A, M, U, t, log_fact)
+        first = last
+    return out
 
 
-def _lcomb(n, k):
-    """log C(n, k) elementwise (arrays), from log-gamma."""
-    n = np.asarray(n, dtype=np.float64)
-    k = np.asarray(k, dtype=np.float64)
-    lg = np.vectorize(math.lgamma)
-    return lg(n + 1) - lg(k + 1) - lg(n - k + 1)
+def _chunk_means(sel, terms, r, mj, other, uj, A, M, U, t, log_fact) -> np.ndarray:
+    """:func:`_tie_means` for the ties ``sel``: every (i, j, rest) of every tie as one flat array."""
+    counts = terms[sel]
+    tie = np.repeat(np.arange(len(sel)), counts)
+    flat = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    rr, mm, oo = r[sel][tie], mj[sel][tie], other[sel][tie]
+    rest, ij = flat % (oo + 1), flat // (oo + 1)           # rest: unjudged or not in pool, above
+    j, i = ij % (mm + 1), ij // (mm + 1)                   # j judged non-relevant, i relevant, above
+    s = i + j + rest
+    n = rr + mm + oo
+
+    def log_comb(a, b):
+        return log_fact[a] - log_fact[b] - log_fact[a - b]
+
+    w = np.exp(log_comb(rr - 1, i) + log_comb(mm, j) + log_comb(oo, rest) - log_comb(n - 1, s))
+    share = np.divide(uj[sel][tie], oo, out=np.zeros(len(oo)), where=oo > 0)   # in-pool share of the others
+    a, m = A[sel][tie] + i, M[sel][tie] + j
+    score = _score(a, m, U[sel][tie] + rest * share, t[sel][tie] + 1.0 + s)
+    sums = np.bincount(tie, weights=w * score, minlength=len(sel))
+    return r[sel] * sums / (r[sel] + mj[sel] + other[sel])
 
 
 def _tie_extreme(r: int, mj: int, uj: int, x: int, A: float, M: float, U: float, t: int, extreme: str) -> float:
