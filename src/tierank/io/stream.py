@@ -53,6 +53,7 @@ import pyarrow.compute as pc
 
 from .. import _engines as E
 from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
+from ..data.join import _duplicate_error
 from ..data.ranked import concat_ranges
 from ..errors import InputError
 from ..results import Results
@@ -261,15 +262,32 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Ite
 # ---------------------------------------------------------------------------------------- the driver
 
 
-def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
+def _codes(ids: Any, uniques: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array, or None
+    with ``uniques=False``)."""
     if isinstance(ids, np.ndarray):
-        codes, uniques = pd.factorize(ids)
-        return codes.astype(np.int64), np.asarray(uniques)
+        codes, values = pd.factorize(ids)
+        return codes.astype(np.int64), np.asarray(values)
     arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     enc = pc.dictionary_encode(arr)
-    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-            np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object))
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if not uniques:
+        return codes, None
+    return codes, np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _check_repeats(cols: Columns, what: str) -> None:
+    """The InputError of the join for the first row that repeats a (query, document) pair of an earlier
+    row; ids coded in Arrow (no Python object per row)."""
+    if len(cols.value) < 2:
+        return
+    qc, dc = _codes(cols.query, uniques=False)[0], _codes(cols.doc, uniques=False)[0]
+    key = qc * (int(dc.max()) + 1) + dc
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    repeats = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
+    if repeats.size:
+        _duplicate_error(cols, int(order[repeats].min()), what)
 
 
 class _Driver:
@@ -307,7 +325,7 @@ class _Driver:
         in_qrels = idx >= 0
         row_kept = in_qrels[codes]
         if not row_kept.all():   # rows of queries without judgments: checked, then left out
-            E._check_repeats(_take(run, np.flatnonzero(~row_kept)), "run")
+            _check_repeats(_take(run, np.flatnonzero(~row_kept)), "run")
         status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
         out = pd.DataFrame({"query_id": uniques, "status": status})
         res = None
@@ -362,12 +380,8 @@ def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where
                 if template is None:
                     template = _take(cols, slice(0, 0))
                 n = len(cols.value)
-                if is_integer_ids(cols.query):
-                    ids = cols.query
-                else:
-                    codes, uniques = _codes(cols.query)
-                    ids = uniques[codes]
-                bucket = (pd.util.hash_array(np.asarray(ids)) % np.uint64(n_buckets)).astype(np.int64)
+                codes, uniques = _codes(cols.query)   # each query id hashed once
+                bucket = (pd.util.hash_array(uniques) % np.uint64(n_buckets)).astype(np.int64)[codes]
                 order = np.argsort(bucket, kind="stable")
                 bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
                 table = pa.table({"q": _arrow(cols.query), "d": _arrow(cols.doc), "v": pa.array(cols.value),
@@ -505,7 +519,7 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
             cols = normalized(cols, "score")
             if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
                 check_same_id_kinds(cols, q)
-                E._check_repeats(q, "qrels")
+                _check_repeats(q, "qrels")
                 q_checked = True
             driver.add(cols, row0 + np.arange(len(cols.value), dtype=np.int64), check_grouped=not (last and row0 == 0))
     except _NotGrouped as err:
