@@ -17,7 +17,7 @@ Rows:
 * ``pyarrow.parquet.read_table``: the same floor for the Parquet files.
 * ``tierank in memory``: ``tierank.evaluate(qrels, run, stream=False)`` on the TREC files.
 * ``tierank stream (block_rows=N)``: ``tierank.evaluate(qrels, run)`` on the TREC files, N lines per
-  block (the default is 2**20).
+  block (the default is 2**18).
 * ``tierank stream parquet``: the same on the Parquet files.
 * ``tierank stream ungrouped`` (``--ungrouped``): the run's lines ordered by rank, then query (every
   query comes back on every line), evaluated through the second pass (temporary Arrow files).
@@ -134,8 +134,8 @@ ROWS = {
     "csv": ("pyarrow.csv.read_csv (both TREC files)", None),
     "parquet_read": ("pyarrow.parquet.read_table (both Parquet files)", None),
     "memory": ("tierank in memory (stream=False)", None),
-    "stream": ("tierank stream", [None, 1 << 18, 1 << 16]),
-    "stream_parquet": ("tierank stream parquet", [None, 1 << 18]),
+    "stream": ("tierank stream", [None, 1 << 20, 1 << 16]),
+    "stream_parquet": ("tierank stream parquet", [None, 1 << 20]),
     "stream_ungrouped": ("tierank stream ungrouped (second pass)", [None]),
 }
 
@@ -175,7 +175,7 @@ def main() -> None:
                 continue
             res = json.loads(out.stdout.strip().splitlines()[-1])
             name = label + (f" (block_rows={block})" if blocks else "") if block or not blocks else \
-                label + " (block_rows=default 2**20)"
+                label + " (block_rows=default 2**18)"
             mean = ", ".join(f"{k} {v:.6f}" if isinstance(v, float) else f"{k} {v}"
                              for k, v in (res["mean"] or {}).items())
             print(f"| {name} | {res['seconds']:.2f} | {res['peak_mb']:.0f} | {mean} |", flush=True)

@@ -81,7 +81,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         the file instead of the second pass. False: the whole file in memory. The results are the same
         bit for bit.
     block_rows : int, optional
-        Lines (Parquet: rows) per block when streaming; default about a million.
+        Lines (Parquet: rows) per block when streaming; default 2**18 (about 100 MB of working memory).
     progress : bool, optional
         A progress bar on stderr while a file is streamed; default: when stderr is a terminal.
 

@@ -61,8 +61,9 @@ from . import trec
 
 __all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
 
-#: Run lines (or Parquet rows) per block by default: about 100-200 MB of working memory.
-DEFAULT_BLOCK_ROWS = 1 << 20
+#: Run lines (or Parquet rows) per block by default: about 100 MB of working memory per block (larger
+#: blocks are hardly faster: benchmarks/bench_streaming.py).
+DEFAULT_BLOCK_ROWS = 1 << 18
 _READ_BYTES = 1 << 22          # bytes read from the file at a time
 _MAX_BUCKETS = 256             # temporary files of the second pass, at most
 
@@ -444,7 +445,7 @@ def _trec_source(path: Any, block_rows: int, progress: bool | None) -> _Source:
 
     def n_buckets() -> int:
         size = os.path.getsize(path) * (5 if trec._is_gzip(path) else 1)
-        return int(min(_MAX_BUCKETS, max(1, -(-size // (40 * block_rows)))))
+        return int(min(_MAX_BUCKETS, max(1, -(-size // (25 * block_rows)))))   # >= 25 bytes a line
     command = (f"zcat {name} | LC_ALL=C sort -s -k1,1 | gzip > sorted.txt.gz" if trec._is_gzip(path)
                else f"LC_ALL=C sort -s -k1,1 {name} > sorted.txt")
     hint = (f"sort the file keeping the order of each query's lines, e.g. `{command}` (only ties='random' "
