@@ -13,7 +13,8 @@ started once per test session). Each test below reads one section of one backend
 - kerasrs: on tie-free data every metric equals keras-rs's (sample weights scalar / per list / per item /
   all zero, dict y_true with a mask, k=None and k=3, custom gain_fn and rank_discount_fn);
 - config: get_config / from_config and Keras serialization round trips, keras-rs configs;
-- errors: shape mismatch, NaN, bad k, a mask that does not match the labels: tierank.InputError.
+- errors: shape mismatch, NaN, bad k, a mask that does not match the labels: tierank.InputError;
+- retrieval: tierank.keras.retrieval on the backend's tensors against brute force over tie orders.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 BACKENDS = ("tensorflow", "jax", "torch")
-SECTIONS = ("core", "compiled", "fit", "kerasrs", "config", "errors")
+SECTIONS = ("core", "compiled", "fit", "kerasrs", "config", "errors", "retrieval")
 TIMEOUT = 600
 
 

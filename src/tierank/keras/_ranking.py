@@ -92,6 +92,13 @@ def _to_numpy(x: Any) -> Any:
     return ops.convert_to_numpy(x)
 
 
+def _divide_no_nan(a: Any, b: Any) -> Any:
+    """a / b, 0 where b == 0, in the dtype of ``a`` (``keras.ops.divide_no_nan`` returns float32 for float64
+    tensors on the torch backend)."""
+    zero = ops.equal(b, 0)
+    return ops.where(zero, ops.zeros_like(a), a / ops.where(zero, ops.ones_like(b), b))
+
+
 def get_list_weights(weights: Any, relevance: Any) -> Any:
     """keras-rs's ``get_list_weights``, the weight of each list in the mean, shape (batch,).
 
@@ -104,9 +111,9 @@ def get_list_weights(weights: Any, relevance: Any) -> Any:
     has_relevance = ops.greater(per_list_relevance, 0.0)
     both = ops.cast(ops.logical_and(nonzero_weights, has_relevance), weights.dtype)
     count = ops.sum(both)
-    per_list = ops.divide_no_nan(ops.sum(weights * relevance, axis=1), per_list_relevance)
+    per_list = _divide_no_nan(ops.sum(weights * relevance, axis=1), per_list_relevance)
     total = ops.sum(per_list)
-    average = ops.where(ops.greater(count, 0.0), ops.divide_no_nan(total, count), ops.cast(1, weights.dtype))
+    average = ops.where(ops.greater(count, 0.0), _divide_no_nan(total, count), ops.cast(1, weights.dtype))
     return ops.where(nonzero_weights, ops.where(has_relevance, per_list, average), ops.cast(0, weights.dtype))
 
 
@@ -370,7 +377,7 @@ class DCG(_GainMetric):
 
     def _compute(self, x: _Inputs) -> tuple[Any, Any]:
         values, weights = self._gain_values(x, "dcg")
-        return ops.divide_no_nan(values, weights), weights
+        return _divide_no_nan(values, weights), weights
 
 
 class _BinaryMetric(_RankingMetric):
@@ -412,7 +419,7 @@ class MeanAveragePrecision(_BinaryMetric):
                              "give per-list weights (batch_size,) or another ties mode")
         num = _weighted_ap_sum(keras_ops(), x.scores, rel, x.mask, x.weights, self.k, self.ties,
                                0 if self.seed is None else self.seed)
-        values = ops.divide_no_nan(num, ops.sum(x.weights * rel, axis=1))
+        values = _divide_no_nan(num, ops.sum(x.weights * rel, axis=1))
         return values, get_list_weights(x.weights, rel)
 
 
@@ -485,7 +492,7 @@ class PrecisionAtK(_BinaryMetric):
         hits = self._dense(x, "hits", rel)
         real = ops.sum(ops.cast(x.mask, hits.dtype), axis=1)
         length = real if self.k is None else ops.minimum(real, float(self.k))
-        return ops.divide_no_nan(hits, length), get_list_weights(x.weights, rel)
+        return _divide_no_nan(hits, length), get_list_weights(x.weights, rel)
 
 
 @keras.saving.register_keras_serializable(package="tierank")
