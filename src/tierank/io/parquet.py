@@ -225,6 +225,7 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
                 if table is not None and table.num_rows:
                     yield columns(table, row0), row0, True
                 return
+            assert table is not None   # rows are pending until the last batch
             k = _last_query_start(table.column(names[0]).combine_chunks())
             if k == 0:   # one query so far: read more rows before cutting
                 want *= 2

@@ -238,15 +238,16 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Ite
                 if cols is not None:
                     yield cols, row0, True
                 return
-            k = _last_query_start(cols.query) if cols is not None else 0
-            if k == 0:   # one query (or none) so far: read more lines before cutting
-                if cols is None:   # only blank and comment lines: skip them
-                    line0 += block.count(b"\n")
-                    pending, n_pending = [rest], rest.count(b"\n")
-                else:
-                    want *= 2
-                    pending, n_pending = [data], n_pending
+            if cols is None:   # only blank and comment lines: skip them
+                line0 += block.count(b"\n")
+                pending, n_pending = [rest], rest.count(b"\n")
                 continue
+            k = _last_query_start(cols.query)
+            if k == 0:   # one query so far: read more lines before cutting
+                want *= 2
+                pending = [data]
+                continue
+            assert cols.lines is not None
             local = int(cols.lines[k]) - line0          # 0-based line of the held-back query in block
             start = 0 if local == 0 else int(_newlines(block)[local - 1]) + 1
             yield _take(cols, slice(0, k)), row0, False
@@ -263,18 +264,22 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Ite
 # ---------------------------------------------------------------------------------------- the driver
 
 
-def _codes(ids: Any, uniques: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array, or None
-    with ``uniques=False``)."""
+def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
     if isinstance(ids, np.ndarray):
         codes, values = pd.factorize(ids)
         return codes.astype(np.int64), np.asarray(values)
-    arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-    enc = pc.dictionary_encode(arr)
-    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    if not uniques:
-        return codes, None
-    return codes, np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    enc = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
+    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object))
+
+
+def _codes_only(ids: Any) -> np.ndarray:
+    """The codes of :func:`_codes`, without a Python object per distinct id."""
+    if isinstance(ids, np.ndarray):
+        return pd.factorize(ids)[0].astype(np.int64)
+    enc = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
+    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _check_repeats(cols: Columns, what: str) -> None:
@@ -282,7 +287,7 @@ def _check_repeats(cols: Columns, what: str) -> None:
     row; ids coded in Arrow (no Python object per row)."""
     if len(cols.value) < 2:
         return
-    qc, dc = _codes(cols.query, uniques=False)[0], _codes(cols.doc, uniques=False)[0]
+    qc, dc = _codes_only(cols.query), _codes_only(cols.doc)
     key = qc * (int(dc.max()) + 1) + dc
     order = np.argsort(key, kind="stable")
     sorted_key = key[order]
@@ -324,9 +329,9 @@ class _Driver:
             self.empty_run = _take(run, slice(0, 0))
         idx = self.qlabels.get_indexer(pd.Index(uniques))
         in_qrels = idx >= 0
-        row_kept = in_qrels[codes]
+        row_kept = np.asarray(in_qrels[codes], dtype=bool)
         if not row_kept.all():   # rows of queries without judgments: checked, then left out
-            _check_repeats(_take(run, np.flatnonzero(~row_kept)), "run")
+            _check_repeats(_take(run, np.flatnonzero(np.logical_not(row_kept))), "run")
         status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
         out = pd.DataFrame({"query_id": uniques, "status": status})
         res = None
@@ -389,7 +394,7 @@ def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where
                                   "pos": pa.array(row0 + np.arange(n, dtype=np.int64)),
                                   "line": pa.array(cols.lines if cols.lines is not None
                                                    else np.zeros(n, np.int64))})
-                for b in np.flatnonzero(np.diff(bounds)):   # a loop over buckets, not queries
+                for b in np.flatnonzero(np.diff(bounds)).tolist():   # a loop over buckets, not queries
                     part = table.take(pa.array(order[bounds[b]:bounds[b + 1]]))
                     if b not in writers:
                         writers[b] = ipc.new_file(os.path.join(tmp, f"{b}.arrow"), part.schema)
