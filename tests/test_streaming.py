@@ -194,6 +194,17 @@ def test_progress_bar_is_optional(tmp_path, capsys):
     assert capsys.readouterr().err == ""   # the bar shows up only after half a second
 
 
+def test_progress_bar_shows_the_file(tmp_path, capsys, monkeypatch):
+    import tierank.io.stream as stream
+
+    monkeypatch.setattr(stream, "_PROGRESS_DELAY", 0)
+    qrels, run = _small(tmp_path, seed=8)
+    _evaluate(qrels, run, ["AP"], block_rows=5, progress=True)
+    assert "run.txt" in capsys.readouterr().err
+    _evaluate(qrels, run, ["AP"], block_rows=5, progress=False)
+    assert capsys.readouterr().err == ""
+
+
 def test_bad_block_rows(tmp_path):
     qrels, run = _small(tmp_path)
     with pytest.raises(tierank.InputError, match="block_rows must be a positive integer"):

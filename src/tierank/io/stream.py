@@ -66,6 +66,7 @@ __all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
 DEFAULT_BLOCK_ROWS = 1 << 18
 _READ_BYTES = 1 << 22          # bytes read from the file at a time
 _MAX_BUCKETS = 256             # temporary files of the second pass, at most
+_PROGRESS_DELAY = 0.5          # seconds before the progress bar shows up
 
 
 class _NotGrouped(Exception):
@@ -162,7 +163,7 @@ class _Progress:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr, leave=False,
-                            dynamic_ncols=True, delay=0.5)
+                            dynamic_ncols=True, delay=_PROGRESS_DELAY)
 
     def update(self, n: int) -> None:
         if self.bar is not None and n:
