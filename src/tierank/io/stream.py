@@ -33,7 +33,8 @@ Errors
 ------
 Every error of :func:`tierank.io.trec.read_run` and of the join names the file and the line of the
 whole file. When a file has several problems, the first block with one reports it (in memory the
-whole file is checked for bytes that are not text before any line is parsed).
+whole file is checked for bytes that are not text before any line is parsed), and the qrels are read
+(and checked) before the run.
 """
 
 from __future__ import annotations
@@ -405,7 +406,7 @@ def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where
                 w.close()
         assert template is not None
         for b in sorted(writers):
-            with pa.memory_map(os.path.join(tmp, f"{b}.arrow")) as source:
+            with pa.OSFile(os.path.join(tmp, f"{b}.arrow")) as source:   # read into memory: the file can go
                 table = ipc.open_file(source).read_all()
             q, d = table.column("q").combine_chunks(), table.column("d").combine_chunks()
             cols = replace(template, query=q.to_numpy() if is_integer_ids(template.query) else q,
