@@ -148,6 +148,25 @@ def test_any_block_size_equals_in_memory(tmp_path, block_rows, seed, shuffle, ti
     assert notes == notes2
 
 
+@pytest.mark.parametrize("options", [
+    dict(trec_eval_version=9, ties="trec_eval"),
+    dict(no_relevant="skip", missing="zero", bounds=True),
+    dict(judged_only=True, ties="random", seed=11),
+    dict(max_docs=3, ties="input"),
+    dict(no_relevant="one", measures=["AP", "nDCG@5", "gm_map", "NumRel", "bpref", "infAP"]),
+])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_options_equal_in_memory(tmp_path, options, shuffle):
+    qrels, run = _small(tmp_path, n_q=50, seed=21, shuffle=shuffle)
+    options = dict(options)
+    measures = options.pop("measures", MEASURES)
+    memory, notes = _evaluate(qrels, run, measures, stream=False, **options)
+    for block_rows in (3, 40):
+        streamed, notes2 = _evaluate(qrels, run, measures, block_rows=block_rows, **options)
+        _same(memory, streamed)
+        assert notes == notes2
+
+
 def test_ungrouped_run_takes_a_second_pass(tmp_path):
     qrels, run = _small(tmp_path, n_q=60, seed=4, shuffle=True)
     for ties in ("random", "input", "expected"):
