@@ -356,6 +356,12 @@ def test_parquet_qrels_and_ungrouped_run(tmp_path):
         tierank.evaluate(qrels, str(tmp_path / "run.parquet"), ["AP"], block_rows=20, stream="grouped")
 
 
+def test_parquet_qrels_with_a_run_in_memory(tmp_path):
+    run, qrels = _frame(seed=5)
+    qrels.to_parquet(tmp_path / "qrels.parquet")
+    _same(_evaluate(qrels, run)[0], _evaluate(tmp_path / "qrels.parquet", run)[0])
+
+
 def test_parquet_errors_name_file_and_row(tmp_path):
     run, qrels = _frame(seed=3)
     run.loc[101, "docno"] = run.loc[100, "docno"] if run.loc[100, "qid"] == run.loc[101, "qid"] else 0

@@ -43,10 +43,12 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     ----------
     qrels : dict, pandas.DataFrame or path
         Judgments: ``{query_id: {doc_id: grade}}``, a DataFrame with columns ``query_id, doc_id,
-        relevance``, or a TREC qrels file. Negative grades (TREC junk, -2) are non-relevant with gain 0.
+        relevance``, a TREC qrels file or a Parquet file or directory. Negative grades (TREC junk, -2) are
+        non-relevant with gain 0.
     run : dict, pandas.DataFrame or path
         Scores (higher is better): ``{query_id: {doc_id: score}}``, a DataFrame with columns
-        ``query_id, doc_id, score``, or a TREC run file. Unjudged documents have grade 0.
+        ``query_id, doc_id, score``, or a TREC run file (plain or gzip) or a Parquet file or directory,
+        read in blocks of whole queries (see ``stream``). Unjudged documents have grade 0.
     measures : str or list of str
         Measure strings such as ``"nDCG@10"``, ``"AP"``, ``"P(rel=2)@5"``, ``"ndcg_cut.10"``.
     ties : {"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}, default="expected"
@@ -119,6 +121,13 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     parsed = parse_measures(measures)
     if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
         parsed = {text: _as_trec9(m) for text, m in parsed.items()}
+    if isinstance(qrels, (str, os.PathLike)) and not isinstance(run, (str, os.PathLike)):
+        from .io.stream import is_parquet
+
+        if is_parquet(qrels):   # Parquet judgments with a run in memory (tierank.io.parquet)
+            from .io.parquet import read_qrels_parquet
+
+            qrels = read_qrels_parquet(qrels)
     if isinstance(run, (str, os.PathLike)):   # a run file: in blocks of whole queries (tierank.io.stream)
         from .io.stream import evaluate_file, is_parquet
 
