@@ -7,6 +7,8 @@ Rows
   Compiled as ``stateless_update_state`` under tf.function(jit_compile=True) / jax.jit / torch.compile;
   the first call (compilation) is reported apart; the time is the median of the repeats, each synchronised
   (results copied to numpy).
+  The eager ``update_state`` + ``result()`` (tierank's includes its NaN / mask checks on the host) is
+  reported too.
 - PyTorch: ``compute()`` of tierank.torch.RetrievalNormalizedDCG and torchmetrics.retrieval's on 10,000
   queries x 100 items (flat preds / target / indexes, already updated), CPU; the CUDA row says "no GPU"
   when torch.cuda is unavailable.
@@ -98,7 +100,25 @@ def keras_worker(backend: str, repeat: int) -> list[dict]:
             row["median_ms"] = 1e3 * statistics.median(times)
         except Exception as e:   # noqa: BLE001 - a row saying why
             row["note"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
+        if backend == "torch":
+            row["note"] = (row.get("note", "") + " torch.compile of Keras's stateless_update_state is slower "
+                           "than eager here (guards / recompilation), see the eager row").strip()
         rows.append(row)
+        eager = {"framework": f"Keras ({backend})", "library": lib,
+                 "what": f"NDCG@{K} update_state + result, {B} x {L} batch, eager", "runs": repeat}
+        metric.reset_state()
+        t0 = time.perf_counter()
+        metric.update_state(yt, st)
+        _sync(metric.result())
+        eager["first_s"] = time.perf_counter() - t0
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            metric.update_state(yt, st)
+            _sync(metric.result())
+            times.append(time.perf_counter() - t0)
+        eager["median_ms"] = 1e3 * statistics.median(times)
+        rows.append(eager)
     return rows
 
 

@@ -24,6 +24,7 @@ if not hasattr(_keras, "ops"):   # pragma: no cover - Keras 2
 
 from ._ranking import (DCG, KERAS_TIES, NDCG, MeanAveragePrecision, MeanReciprocalRank, PrecisionAtK,  # noqa: E402
                        RecallAtK, default_gain_fn, default_rank_discount_fn, get_list_weights)
+from . import retrieval  # noqa: E402
 
 __all__ = ["NDCG", "DCG", "MeanAveragePrecision", "MeanReciprocalRank", "PrecisionAtK", "RecallAtK",
-           "default_gain_fn", "default_rank_discount_fn", "get_list_weights", "KERAS_TIES"]
+           "default_gain_fn", "default_rank_discount_fn", "get_list_weights", "KERAS_TIES", "retrieval"]
