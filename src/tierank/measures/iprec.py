@@ -8,20 +8,21 @@ precision at or after the ``c``-th relevant document (``pos(j)``: rank of the j-
 
 Tie-aware (docs/maths.md, "Interpolated precision"): the j-th relevant document's index is fixed by its
 tie (the relevant documents of a tie are numbers ``a+1 .. a+r`` whatever the order), only its position
-inside the tie is random, and ties are independent. So ``P(max <= x) = Π_ties P_tie(x)``, where
-``P_tie(x)`` is the share of the tie's ``C(n, r)`` placements of its relevant documents with every
-constrained ``(a+k) / (t+o_k) <= x``; it is counted by a dynamic programme over the ``r`` order statistics
-(``O(r n)`` per value of x, integer comparisons, no rounding), at every value the tie's maximum can take
-(``r (n - r + 1)`` of them). The mean of the maximum follows from its distribution. Cost per query: the sum
-over ties of ``r^2 n (n - r + 1)``; a query above :data:`BUDGET`, or a run above :data:`TOTAL_BUDGET`,
-raises an InputError naming the query and the tie (never an approximation), before the work starts. Ties that hold only relevant or only non-relevant documents, and fixed
-orders, cost nothing: every position is known. Moving a relevant document up never lowers any
-interpolated precision, so the best and worst orderings are relevant-first and relevant-last.
+inside the tie is random, and ties are independent. So ``P(max <= x) = Π_ties P_tie(x)``. The worst
+arrangement (relevant documents last in every tie) gives L, the smallest value the maximum can take, so
+only ties whose best value (relevant first) exceeds L, and only their values above L, matter. For a tie
+with one relevant document, ``P_tie`` at each of its values is a count of offsets; with several, it is
+the share of the tie's ``C(n, r)`` placements with every constrained ``(a+k) / (t+o_k) <= x``, counted by
+a dynamic programme over the ``r`` order statistics (``O(r n)`` per value). Every tie and value is
+computed at once, and the distribution of the maximum is swept in ascending order, in logarithms,
+within each (query, level). The work is about (values above L) x r (n + 1) for ties of several relevant
+documents; a query above :data:`BUDGET`, or a run above :data:`TOTAL_BUDGET`, raises an InputError naming
+the query and the tie (never an approximation), before the work starts. Ties that hold only relevant or
+only non-relevant documents, and fixed orders, cost nothing: every position is known. Moving a relevant
+document up never lowers any interpolated precision, so the best and worst orderings are relevant-first and relevant-last.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -33,10 +34,13 @@ from ._trec import TrecName
 
 __all__ = ["FAMILIES", "BUDGET"]
 
-#: work units (sum over ties of r^2 n (n - r + 1)) one query's exact expectation may take
-BUDGET = 20_000_000
+#: work units (the values a tie's maximum can take, times r (n + 1) for ties of several relevant documents,
+#: summed over the ties and levels that need them) one query's exact expectation may take
+BUDGET = 500_000_000
 #: work units one evaluation may take over all queries (about a minute); beyond, an error says so up front
-TOTAL_BUDGET = 100_000_000
+TOTAL_BUDGET = 2_000_000_000
+#: dynamic-programme cells computed at once
+CHUNK = 4_000_000
 
 ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -90,87 +94,197 @@ def _levels_values(g: TieStats, m: Measure, levels: tuple) -> np.ndarray:
     out = _fixed_values(*_known_positions(g, r, r_before, known), g.n_queries, cuts, H, mixed_query)
     if not mixed.any():
         return out
-    _check_total_cost(g, r, mixed)
-    cache = g.memo(("iprec_expected", rel), dict)   # shared by every level and measure of this evaluation
-    for q in np.unique(g.group_query[mixed]):   # loop over queries with a tie of mixed relevance
-        groups = np.flatnonzero((g.group_query == q) & (r > 0))
-        ties = (r_before[groups].astype(np.int64), g.group_first[groups].astype(np.int64),
-                g.group_size[groups].astype(np.int64), r[groups].astype(np.int64))
-        for col in range(len(levels)):
-            c = int(cuts[q, col])
-            if not (0 < H[q] and c <= H[q]):
-                continue
-            key = (int(q), max(c, 1))
-            if key not in cache:
-                cache[key] = _expected_max(ties, max(c, 1), q)
-            out[q, col] = cache[key]
+    cache = g.memo(("iprec_expected", rel, m["rounding"]), dict)   # per level, shared by IPrec and IPrecAvg
+    todo = [i for i, x in enumerate(levels) if x not in cache]
+    if todo:
+        values = _expected_values(g, r, r_before, cuts[:, todo], H, mixed_query)
+        cache.update({levels[i]: values[:, col] for col, i in enumerate(todo)})
+    expected = np.stack([cache[x] for x in levels], axis=1)
+    return np.where(mixed_query[:, None], expected, out)
+
+
+def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.ndarray, H: np.ndarray,
+                     mixed_query: np.ndarray) -> np.ndarray:
+    """E[max_{j >= c} j / pos(j)] per (query, level) of the queries with mixed ties (module docstring).
+
+    The worst arrangement (relevant documents last in every tie) gives L, the smallest value the maximum
+    can take; only ties that can beat L, and only their values above L, enter the distribution."""
+    groups = np.flatnonzero((r > 0) & mixed_query[g.group_query])
+    q = g.group_query[groups]
+    a, t = r_before[groups].astype(np.int64), g.group_first[groups].astype(np.int64)
+    n, k = g.group_size[groups].astype(np.int64), r[groups].astype(np.int64)
+    # L per (query, level): the relevant documents at their worst positions, t + n - r + 1 .. t + n
+    item = np.repeat(np.arange(len(groups)), k)
+    kk = np.arange(len(item)) - np.repeat(np.cumsum(k) - k, k) + 1
+    worst = _fixed_values(q[item], a[item] + kk, (t + n - k)[item] + kk, g.n_queries, cuts, H, ~mixed_query)
+    first = np.maximum(cuts, 1).astype(np.int64)
+    ok = mixed_query[:, None] & (H[:, None] > 0) & (cuts <= H[:, None])
+    # the (tie, level) pairs whose tie can beat L: its best value (a + r) / (t + r), relevant first
+    levels = cuts.shape[1]
+    pair_tie = np.repeat(np.arange(len(groups)), levels)
+    pair_col = np.tile(np.arange(levels), len(groups))
+    pq = q[pair_tie]
+    L = worst[pq, pair_col]
+    keep = (ok[pq, pair_col] & (a[pair_tie] + k[pair_tie] >= first[pq, pair_col])
+            & (((a + k) / (t + k))[pair_tie] > L))
+    pair_tie, pair_col, L = pair_tie[keep], pair_col[keep], L[keep]
+    k0 = np.maximum(1, first[q[pair_tie], pair_col] - a[pair_tie])
+    tie = (a[pair_tie], t[pair_tie], n[pair_tie], k[pair_tie], k0)
+    _check_cost(g, groups[pair_tie], tie)
+    x, F, at, base = _tie_cdfs(tie, L)
+    cell = q[pair_tie] * levels + pair_col          # (query, level) of each pair
+    mean = _max_mean(cell, L, x, F, at, base, g.n_queries * levels)
+    out = np.where(ok, worst, 0.0).ravel()
+    has = np.unique(cell)
+    out[has] = mean[has]
+    return out.reshape(g.n_queries, levels)
+
+
+def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
+    """An error up front, naming the costliest tie and its query, when the exact expectation would take too
+    long: the work is about (values a tie's maximum can take) x r x (n + 1) for ties of several relevant."""
+    a, t, n, r, k0 = tie
+    cost = ((r - k0 + 1) * (n - r + 1) * np.where(r > 1, r * (n + 1), 1)).astype(np.float64)
+    if not len(cost):
+        return
+    per_query = np.bincount(g.group_query[groups], weights=cost, minlength=g.n_queries)
+    worst = int(np.argmax(cost))
+    c = int(groups[worst])
+    where = f"ranks {int(g.group_first[c]) + 1}-{int(g.group_first[c] + g.group_size[c])}"
+    if cost.sum() > TOTAL_BUDGET:
+        raise QueryError(f"interpolated precision: the exact expectation over all orderings of tied documents "
+                         f"needs about {cost.sum():.2g} operations here ({int(np.count_nonzero(per_query))} "
+                         f"queries with ties of relevant and non-relevant documents), beyond the limit "
+                         f"{TOTAL_BUDGET:.2g}; the costliest tie is at {where}. Use a fixed tie mode "
+                         "(ties='trec_eval'), bounds, or leave IPrec / iprec_at_recall / 11pt_avg out",
+                         int(g.group_query[c]))
+    if per_query.max() > BUDGET:
+        qw = int(np.argmax(per_query))
+        mine = np.flatnonzero(g.group_query[groups] == qw)
+        c = int(groups[mine[np.argmax(cost[mine])]])
+        raise QueryError(f"interpolated precision: the tie at ranks {int(g.group_first[c]) + 1}-"
+                         f"{int(g.group_first[c] + g.group_size[c])} ({int(g.group_size[c])} documents, "
+                         f"{int(r[mine[np.argmax(cost[mine])]])} relevant) is beyond the exact method's budget "
+                         f"(cost {per_query[qw]:.3g} > {BUDGET:.3g}); use a fixed tie mode or bounds", qw)
+
+
+def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every value above L that a pair's tie maximum can take, ``(a+k)/(t+o)`` for k >= k0, and the
+    tie's P(max <= value) there; and P(max <= L) per pair. Returns (x, F, pair of each x, F at L)."""
+    a, t, n, r, k0 = tie
+    # the k-th relevant document (k >= k0) sits at an offset o in k .. n - r + k; its value beats L
+    # while o < the first offset at which it does not
+    per_k = r - k0 + 1
+    kp = np.repeat(np.arange(len(a)), per_k)
+    kk = np.arange(len(kp)) - np.repeat(np.cumsum(per_k) - per_k, per_k) + k0[kp]
+    top = np.minimum((n - r)[kp] + kk, _first_at_most(a[kp] + kk, t[kp], L[kp]) - 1)
+    count = np.maximum(top - kk + 1, 0)
+    row = np.repeat(np.arange(len(kp)), count)
+    o = np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count) + kk[row]
+    pair = kp[row]
+    x = (a[pair] + kk[row]) / (t[pair] + o)
+    F = np.empty(len(x))
+    base = np.empty(len(a))
+    # one relevant document: max <= (a+1)/(t+o) iff it sits at offset o or below
+    single = r[pair] == 1
+    F[single] = (n[pair][single] - o[single] + 1) / n[pair][single]
+    one = r == 1
+    base[one] = (n[one] - np.bincount(pair[single], minlength=len(a))[one]) / n[one]
+    for several, below in ((r == 2, _two_below), (r > 2, _placements_below)):
+        rows_pair = np.concatenate([np.flatnonzero(several), pair[several[pair]]])
+        rows_x = np.concatenate([L[several], x[several[pair]]])
+        shares = below(a[rows_pair], t[rows_pair], n[rows_pair], r[rows_pair], k0[rows_pair], rows_x)
+        base[several] = shares[:int(several.sum())]
+        F[several[pair]] = shares[int(several.sum()):]
+    return x, F, pair, base
+
+
+def _first_at_most(num: np.ndarray, t: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The smallest offset o >= 1 with ``num / (t + o) <= x`` (x > 0), decided on the same correctly
+    rounded quotients as the values themselves."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        o = np.maximum(np.ceil(num / x - t), 1.0)
+    o = np.minimum(o, 2.0 ** 53).astype(np.int64)
+    for _ in range(2):   # the float estimate is off by at most one
+        o = np.where(num / (t + o) > x, o + 1, o)
+        o = np.where((o > 1) & (num / np.maximum(t + o - 1, 1) <= x) & (t + o - 1 > 0), o - 1, o)
+    return o
+
+
+def _two_below(a, t, n, r, k0, x) -> np.ndarray:
+    """:func:`_placements_below` for ties of two relevant documents, in closed form: offsets o1 < o2 with
+    o1 >= l1 (when k0 = 1) and o2 >= l2 number ``Σ_{o2 >= max(l2, l1 + 1)} (o2 - l1)``."""
+    l1 = np.where(k0 <= 1, _first_at_most(a + 1, t, x), 1)
+    l2 = _first_at_most(a + 2, t, x)
+    lo = np.maximum(np.maximum(l2, l1 + 1), 2)
+    m = np.maximum(n - lo + 1, 0)
+    return (m * (lo - l1) + m * (m - 1) / 2) / (n * (n - 1) / 2)
+
+
+def _placements_below(a, t, n, r, k0, x) -> np.ndarray:
+    """Per row, the share of the C(n, r) placements of a tie's relevant documents with every
+    ``(a+k)/(t+o_k) <= x`` for k >= k0: a dynamic programme over the r order statistics, all rows at
+    once (rows sorted by r, then n, and cut into chunks of one r so the padding stays small)."""
+    out = np.empty(len(x))
+    order = np.lexsort((n, r))
+    start = 0
+    while start < len(order):   # loop over chunks of rows
+        width = int(n[order[start]]) + 1
+        stop = min(start + max(1, CHUNK // width), int(np.searchsorted(r[order], r[order[start]], side="right")))
+        rows = order[start:stop]
+        out[rows] = _placements_chunk(a[rows], t[rows], n[rows], int(r[rows[0]]), k0[rows], x[rows])
+        start = stop
     return out
 
 
-def _check_total_cost(g: TieStats, r: np.ndarray, mixed: np.ndarray) -> None:
-    """An error up front, naming the costliest query, when the exact expectation would take too long."""
-    n = g.group_size.astype(np.float64)
-    cost = np.where(mixed, r.astype(np.float64) ** 2 * n * (n - r + 1), 0.0)
-    total = float(cost.sum())
-    if total > TOTAL_BUDGET:
-        worst = int(np.argmax(cost))
-        raise QueryError(f"interpolated precision: the exact expectation over all orderings of tied documents "
-                         f"needs about {total:.2g} operations here ({int(np.unique(g.group_query[mixed]).size)} "
-                         f"queries with ties of relevant and non-relevant documents), beyond the limit "
-                         f"{TOTAL_BUDGET:.2g}; the costliest tie is at ranks {int(g.group_first[worst]) + 1}-"
-                         f"{int(g.group_first[worst] + g.group_size[worst])}. Use a fixed tie mode (ties='trec_eval'), "
-                         "bounds, or leave IPrec / iprec_at_recall / 11pt_avg out", int(g.group_query[worst]))
-
-
-def _expected_max(ties: tuple, first: int, query: int) -> float:
-    """E[max_{j >= first} j / pos(j)] over the independent ties of one query (module docstring)."""
-    a, t, n, r = ties
-    cost = r.astype(np.float64) ** 2 * n * (n - r + 1)
-    if cost.sum() > BUDGET:
-        i = int(np.argmax(cost))
-        raise QueryError(f"interpolated precision: the tie at ranks {t[i] + 1}-{t[i] + n[i]} ({n[i]} documents, "
-                         f"{r[i]} relevant) is beyond the exact method's budget (cost {cost.sum():.3g} > "
-                         f"{BUDGET:.3g}); use a fixed tie mode or bounds", query)
-    steps = []
-    for ai, ti, ni, ri in zip(a, t, n, r):   # loop over the ties holding relevant items
-        k0 = max(1, first - ai)
-        if k0 > ri:
-            continue
-        steps.append(_tie_distribution(int(ai), int(ti), int(ni), int(ri), int(k0)))
-    if not steps:
-        return 0.0
-    grid = np.unique(np.concatenate([v for v, _ in steps]))
-    cdf = np.ones(len(grid))
-    for values, probs in steps:   # P(max <= x) = product over ties
-        at = np.searchsorted(values, grid, side="right") - 1
-        cdf *= np.where(at >= 0, probs[np.maximum(at, 0)], 0.0)
-    mass = np.diff(np.concatenate(([0.0], cdf)))
-    return float(np.dot(grid, mass))
-
-
-def _tie_distribution(a: int, t: int, n: int, r: int, k0: int) -> tuple[np.ndarray, np.ndarray]:
-    """Values (ascending) the tie's max over relevant items k >= k0 can take, and P(max <= value)."""
-    k = np.arange(k0, r + 1)
-    num = np.repeat(a + k, n - r + 1)
-    den = (t + k[:, None] + np.arange(n - r + 1)[None, :]).ravel()
-    g = np.gcd(num, den)
-    frac = np.unique(np.stack([num // g, den // g], axis=1), axis=0)
-    value = frac[:, 0] / frac[:, 1]
-    order = np.argsort(value, kind="stable")
-    frac, value = frac[order], value[order]
-    # ways[x, p]: placements of the first k relevant items with the k-th at offset p (1..n) allowed at x
-    ways = np.zeros((len(value), n + 1))
+def _placements_chunk(a, t, n, r: int, k0, x) -> np.ndarray:
+    """:func:`_placements_below` for rows of ties of ``r`` relevant documents each."""
+    offsets = np.arange(int(n.max()) + 1)[None, :]
+    ways = np.zeros((len(a), offsets.shape[1]))
     ways[:, 0] = 1.0
-    offsets = np.arange(n + 1)
-    for kk in range(1, r + 1):
+    for kk in range(1, r + 1):   # loop over the k-th relevant document: it lies after the (k-1)-th
+        lowest = np.where(kk >= k0, _first_at_most(a + kk, t, x), 1)
+        allowed = (offsets >= lowest[:, None]) & (offsets <= (n - r + kk)[:, None])
         cum = np.cumsum(ways, axis=1)
-        ways = np.zeros_like(ways)
         ways[:, 1:] = cum[:, :-1]
         ways[:, 0] = 0.0
-        if kk >= k0:   # (a+kk) / (t+p) <= num/den  <=>  (a+kk) den <= num (t+p), in integers
-            allowed = (a + kk) * frac[:, 1:2] <= frac[:, 0:1] * (t + offsets[None, :])
-            ways *= allowed
-    return value, ways.sum(axis=1) / math.comb(n, r)
+        ways *= allowed
+    comb = np.ones(len(a))
+    for i in range(1, r + 1):   # C(n, r) = prod_{i <= r} (n - r + i) / i
+        comb = comb * (n - r + i) / i
+    return ways.sum(axis=1) / comb
+
+
+def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, F: np.ndarray, pair: np.ndarray,
+              base: np.ndarray, n_cells: int) -> np.ndarray:
+    """E[max] per (query, level) cell from its ties' distributions above L: P(max <= v) is the product over
+    the cell's ties of P(tie max <= v), swept over the values in ascending order in logarithms (each value
+    replaces its tie's factor); E = L P(max <= L) + Σ v (P(max <= v) - P(max < v))."""
+    out = np.zeros(n_cells)
+    cell_L = np.zeros(n_cells)
+    cell_L[cell] = L
+    log_base = np.bincount(cell, weights=np.log(base), minlength=n_cells)
+    # each value's factor change: its tie's previous F (in ascending order), or F at L for the first
+    order = np.lexsort((x, pair))
+    x, F, pair = x[order], F[order], pair[order]
+    prev = np.empty(len(F))
+    prev[1:] = F[:-1]
+    first = np.ones(len(pair), dtype=bool)
+    first[1:] = pair[1:] != pair[:-1]
+    prev[first] = base[pair[first]]
+    delta = np.log(F) - np.log(prev)
+    vc = cell[pair]
+    order = np.lexsort((x, vc))
+    x, delta, vc = x[order], delta[order], vc[order]
+    log_cdf = pd.Series(delta).groupby(vc, sort=False).cumsum().to_numpy() + log_base[vc]
+    after = np.exp(log_cdf)
+    before = np.empty(len(after))
+    before[1:] = after[:-1]
+    starts = np.ones(len(vc), dtype=bool)
+    starts[1:] = vc[1:] != vc[:-1]
+    before[starts] = np.exp(log_base[vc[starts]])
+    out += np.bincount(vc, weights=x * (after - before), minlength=n_cells)
+    return out + cell_L * np.exp(log_base)
 
 
 def iprec(g: TieStats, m: Measure) -> np.ndarray:
