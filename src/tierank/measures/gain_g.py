@@ -5,11 +5,12 @@
 Unlike DCG, a document's weight depends on the gains above it, so G is not linear in the positions.
 Tie-aware (docs/maths.md, "G"): for a document in a tie, the tie's documents above it are a uniformly
 random subset of the others, of a uniform size s in 0..n-1; the distribution of their gain sum Y given s
-is counted by a dynamic programme over the tie's items (subset counts by size and sum), so
+is multivariate hypergeometric over the counts of each gain among them, so
 ``E = (1/n) Σ_s Σ_y P(Y = y | s) g / log2(2 + C(t+s+1) - S_before - g - y)``, exact. Ties whose documents
-all have the same gain, and fixed orders, need no counting. The cost is about ``n^3 k`` per tie with k
-distinct gains; a query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET` raises an InputError naming
-the query and the tie.
+all have the same gain, and fixed orders, need no counting. The sum runs over the count vectors of the
+other documents' gains above (multivariate hypergeometric), for every tie at once in chunks of
+:data:`CHUNK` terms: per distinct non-zero gain of a tie, the product over its gains of (count + 1) terms.
+A query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET` raises an InputError naming the query and tie.
 
 Bounds: a higher gain first does not always give the higher G (after a document of gain 1 with ideal gains
 3, 2, 1, the tie {2, 3} scores more as 2 then 3). Ties add up independently (a tie's terms depend only on
@@ -31,8 +32,13 @@ from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference,
 
 __all__ = ["FAMILIES", "BUDGET", "TOTAL_BUDGET"]
 
-BUDGET = 20_000_000
-TOTAL_BUDGET = 100_000_000
+#: terms of the exact expectation (bounds: dynamic-programme states) one query may take
+BUDGET = 200_000_000
+#: terms one evaluation may take over all queries; beyond, an error says so up front
+TOTAL_BUDGET = 2_000_000_000
+#: terms evaluated at once (memory: about 10 float64 arrays of this length)
+CHUNK = 2_000_000
+_BOUNDS_TOTAL_BUDGET = 100_000_000   # the bounds' dynamic programme runs in Python, state by state
 
 
 def _costs(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,33 +99,115 @@ def _bounds(expected: TieStats, best: TieStats, worst: TieStats, m: Measure, lo:
 
 def _mixed_ties(g: TieStats, mixed: np.ndarray, ptr: np.ndarray, gains: np.ndarray, S_before: np.ndarray,
                 C: np.ndarray, offsets: np.ndarray, extreme: str | None) -> np.ndarray:
-    n = g.group_size.astype(np.float64)
-    cost = np.where(mixed, n ** 3 * 4, 0.0) if extreme is None else _extreme_cost(ptr, gains, mixed)
-    if cost.sum() > TOTAL_BUDGET or cost.max() > BUDGET:
-        worst = int(np.argmax(cost))
-        raise QueryError(f"G: the exact expectation over all orderings of tied documents needs about "
-                         f"{cost.sum():.2g} operations here, beyond the limit; the costliest tie is at ranks "
-                         f"{int(g.group_first[worst]) + 1}-{int(g.group_first[worst] + g.group_size[worst])}. "
-                         "Use a fixed tie mode (ties='trec_eval') or bounds", int(g.group_query[worst]))
-    out = np.zeros(g.n_queries)
-    for c in np.flatnonzero(mixed):   # loop over the ties of documents with different gains
-        q = int(g.group_query[c])
-        tie = gains[ptr[c]:ptr[c + 1]]
-        positions = offsets[q] + g.group_first[c] + np.arange(len(tie))
-        if extreme is None:
-            out[q] += _expected_tie(tie, float(S_before[c]), C[positions])
-        else:
-            out[q] += _extreme_tie(tie, float(S_before[c]), C[positions], extreme)
-    return out
+    ties = np.flatnonzero(mixed)
+    levels = _levels(ties, ptr, gains)
+    cost = _expected_cost(levels) if extreme is None else _extreme_cost(levels)
+    per_query = np.bincount(g.group_query[ties], weights=cost, minlength=g.n_queries)
+    if cost.sum() > (TOTAL_BUDGET if extreme is None else _BOUNDS_TOTAL_BUDGET) or per_query.max() > BUDGET:
+        worst = ties[int(np.argmax(cost))]
+        raise QueryError(f"G: the exact {'expectation' if extreme is None else 'bounds'} over all orderings of tied "
+                         f"documents needs about {cost.sum():.2g} operations here, beyond the limit; the costliest "
+                         f"tie is at ranks {int(g.group_first[worst]) + 1}-"
+                         f"{int(g.group_first[worst] + g.group_size[worst])}. Use a fixed tie mode (ties='trec_eval')",
+                         int(g.group_query[worst]))
+    base = offsets[g.group_query[ties]] + g.group_first[ties]   # flat index of each tie's first position
+    if extreme is None:
+        per_tie = _tie_means(levels, S_before[ties], base, C)
+    else:
+        per_tie = np.array([_extreme_tie(gains[ptr[c]:ptr[c + 1]], float(S_before[c]),
+                                         C[b:b + ptr[c + 1] - ptr[c]], extreme)
+                            for c, b in zip(ties, base)])   # loop over the ties of documents with different gains
+    return np.bincount(g.group_query[ties], weights=per_tie, minlength=g.n_queries)
 
 
-def _extreme_cost(ptr: np.ndarray, gains: np.ndarray, mixed: np.ndarray) -> np.ndarray:
+def _levels(ties: np.ndarray, ptr: np.ndarray, gains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, counts), each (ties, D): every tie's distinct gains and how many documents have each,
+    padded with count 0 to the most distinct gains D of a tie."""
+    sizes = ptr[ties + 1] - ptr[ties]
+    tie = np.repeat(np.arange(len(ties)), sizes)
+    item = np.repeat(ptr[ties] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+    value = gains[item]
+    order = np.lexsort((value, tie))
+    tie, value = tie[order], value[order]
+    new = np.ones(len(tie), dtype=bool)
+    new[1:] = (tie[1:] != tie[:-1]) | (value[1:] != value[:-1])
+    first = np.flatnonzero(new)
+    count = np.diff(np.append(first, len(tie)))
+    level_tie = tie[first]
+    tie_start = np.searchsorted(level_tie, np.arange(len(ties)))
+    slot = np.arange(len(first)) - tie_start[level_tie]
+    D = int(slot.max()) + 1 if len(slot) else 1
+    values, counts = np.zeros((len(ties), D)), np.zeros((len(ties), D), dtype=np.int64)
+    values[level_tie, slot], counts[level_tie, slot] = value[first], count
+    return values, counts
+
+
+def _rows(levels: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One row per (tie, distinct non-zero gain v): its tie, its level, and the counts of the tie's other
+    documents (the tie's counts with one document of gain v taken out)."""
+    values, counts = levels
+    row_tie, row_level = np.nonzero((values != 0) & (counts > 0))
+    others = counts[row_tie].copy()
+    others[np.arange(len(row_tie)), row_level] -= 1
+    return row_tie, row_level, others
+
+
+def _expected_cost(levels: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per tie, the terms of :func:`_tie_means`: over its non-zero gains, the product of (count + 1) over
+    the other documents' gains."""
+    row_tie, _, others = _rows(levels)
+    return np.bincount(row_tie, weights=np.prod(others + 1.0, axis=1), minlength=len(levels[0]))
+
+
+def _tie_means(levels: tuple[np.ndarray, np.ndarray], before: np.ndarray, base: np.ndarray,
+               C: np.ndarray) -> np.ndarray:
+    """Per tie, Σ over its documents of E[g / log2(2 + C(t+s+1) - before - g - Y)] (module docstring), all
+    ties at once: for a document of gain v, every count vector k of the others above it (k_l of gain l,
+    s = Σ k_l of them, Y = Σ k_l l) has probability (1/n) Π C(others_l, k_l) / C(n - 1, s). Each tie's
+    terms are summed in their own order, so its value does not depend on the other ties."""
+    values, counts = levels
+    row_tie, row_level, others = _rows(levels)
+    terms = np.prod(others + 1, axis=1)
+    n = counts.sum(axis=1)
+    log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(n.max(initial=1)) + 1)))))
+    row_sum = np.zeros(len(row_tie))
+    ends = np.cumsum(terms)
+    first = 0
+    while first < len(row_tie):   # loop over chunks of whole rows
+        last = max(int(np.searchsorted(ends, ends[first] - terms[first] + CHUNK, side="right")), first + 1)
+        rows = np.arange(first, last)
+        row_sum[rows] = _chunk_sums(rows, terms, row_tie, row_level, others, values, n, before, base, C, log_fact)
+        first = last
+    per_row = row_sum * counts[row_tie, row_level] / n[row_tie]
+    return np.bincount(row_tie, weights=per_row, minlength=len(n))
+
+
+def _chunk_sums(rows, terms, row_tie, row_level, others, values, n, before, base, C, log_fact) -> np.ndarray:
+    """For the rows ``rows``, Σ_k P(k) v / log2(...) (:func:`_tie_means`), every k as one flat array."""
+    counts = terms[rows]
+    row = np.repeat(np.arange(len(rows)), counts)
+    rest = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)   # mixed-radix index
+    tie = row_tie[rows][row]
+    s = np.zeros(len(row), dtype=np.int64)
+    Y = np.zeros(len(row))
+    log_w = np.zeros(len(row))
+    for level in range(others.shape[1]):   # loop over the (few) distinct gains: one digit each
+        radix = others[rows, level][row] + 1
+        k = rest % radix
+        rest //= radix
+        s += k
+        Y += k * values[tie, level]
+        log_w += log_fact[radix - 1] - log_fact[k] - log_fact[radix - 1 - k]
+    log_w -= log_fact[n[tie] - 1] - log_fact[s] - log_fact[n[tie] - 1 - s]
+    v = values[row_tie[rows], row_level[rows]][row]
+    term = np.exp(log_w) * v / np.log2(2.0 + C[base[tie] + s] - before[tie] - v - Y)
+    return np.bincount(row, weights=term, minlength=len(rows))
+
+
+def _extreme_cost(levels: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Per tie, the states of :func:`_extreme_tie`: the product over its distinct gains of (count + 1)."""
-    cost = np.zeros(len(mixed))
-    for c in np.flatnonzero(mixed):   # loop over the ties of documents with different gains
-        _, counts = np.unique(gains[ptr[c]:ptr[c + 1]], return_counts=True)
-        cost[c] = float(np.prod(counts + 1.0)) * len(counts)
-    return cost
+    counts = levels[1]
+    return np.prod(counts + 1.0, axis=1) * (counts > 0).sum(axis=1)
 
 
 def _extreme_tie(tie: np.ndarray, before: float, C: np.ndarray, extreme: str) -> float:
@@ -141,41 +229,6 @@ def _extreme_tie(tie: np.ndarray, before: float, C: np.ndarray, extreme: str) ->
                 nxt[key] = pick(nxt[key], acc + term) if key in nxt else acc + term
         layer = nxt
     return layer[tuple(counts)]
-
-
-def _expected_tie(tie: np.ndarray, before: float, C: np.ndarray) -> float:
-    """Σ over the tie's items of E[g / log2(2 + C(t+s+1) - before - g - Y)] (module docstring)."""
-    n = len(tie)
-    total = 0.0
-    values, counts = np.unique(tie, return_counts=True)
-    for v, c in zip(values, counts):   # loop over the distinct gains of the tie
-        if v == 0:
-            continue
-        others = np.repeat(values, counts - (values == v))
-        dist = _subset_sums(others)   # list over s of (sums, probabilities)
-        acc = 0.0
-        for s, (sums, probs) in enumerate(dist):
-            acc += float(np.dot(probs, v / np.log2(2.0 + C[s] - before - v - sums)))
-        total += c * acc / n
-    return total
-
-
-def _subset_sums(items: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """For every size s, the distinct sums of s-subsets of ``items`` and their probabilities."""
-    layers: list[dict] = [{0.0: 1}]
-    for x in items:   # loop over the tie's items: add x to every subset
-        new = [dict(d) for d in layers] + [{}]
-        for s, d in enumerate(layers):
-            target = new[s + 1]
-            for total, ways in d.items():
-                target[total + x] = target.get(total + x, 0) + ways
-        layers = new
-    out = []
-    for s, d in enumerate(layers):
-        sums = np.array(list(d.keys()))
-        ways = np.array(list(d.values()), dtype=np.float64)
-        out.append((sums, ways / math.comb(len(items), s)))
-    return out
 
 
 FAMILIES = [
