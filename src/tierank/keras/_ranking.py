@@ -105,6 +105,14 @@ def get_list_weights(weights: Any, relevance: Any) -> Any:
     ``sum(weights * relevance) / sum(relevance)`` per list; a list with positive weights but no relevance
     gets the mean of those weights over the lists with both (1 if there are none); a list whose weights
     sum to 0 gets 0. Uniform weights give 1 to every list with a real item.
+
+    Examples
+    --------
+    >>> from keras import ops
+    >>> w = ops.convert_to_tensor([[1.0, 3.0], [2.0, 2.0], [0.0, 0.0]])
+    >>> rel = ops.convert_to_tensor([[1.0, 1.0], [0.0, 0.0], [1.0, 0.0]])
+    >>> [float(x) for x in get_list_weights(w, rel)]   # (1 + 3) / 2; no relevance: the mean 2; no weight
+    [2.0, 2.0, 0.0]
     """
     nonzero_weights = ops.greater(ops.sum(weights, axis=1), 0.0)
     per_list_relevance = ops.sum(relevance, axis=1)
@@ -237,7 +245,16 @@ class _RankingMetric(keras.metrics.Mean):
     def per_list(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> tuple[Any, Any]:
         """The value of every list and its weight in the mean, each of shape (batch,) (``(1,)`` for an
         unbatched list): what :meth:`update_state` adds to the metric (keras-rs's ``compute_metric``
-        output after its input processing). Same arguments as :meth:`update_state`; no state changes."""
+        output after its input processing). Same arguments as :meth:`update_state`; no state changes.
+
+        Examples
+        --------
+        >>> import tierank.keras
+        >>> values, weights = tierank.keras.MeanReciprocalRank().per_list([[0.0, 1.0], [1.0, -1.0]],
+        ...                                                                 [[0.5, 0.5], [0.2, 0.9]])
+        >>> [float(v) for v in values], [float(w) for w in weights]
+        ([0.75, 1.0], [1.0, 1.0])
+        """
         x = self._standardize(y_true, y_pred, sample_weight)
         return self._compute(x)
 
