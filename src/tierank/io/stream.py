@@ -89,39 +89,11 @@ def _parse_lines(data: bytes, name: str, first_line: int) -> Columns | None:
     layout = trec._RUN
     try:
         trec._check_text(data, name)
-        split = (trec._split_pyarrow if trec._engine() == "pyarrow" else trec._split_pandas)(data, layout)
-        skip = split.blank | split.comment
-        bad_count = ~skip & (split.too_few | split.too_many)
-        rows = np.flatnonzero(~skip & ~bad_count)
-        first_bad_count = int(np.argmax(bad_count)) if bad_count.any() else None
-        values = split.numbers(layout.value, rows)
-        bad_value: tuple[int, str] | None = None
-        if values is None:   # the slow loop only to name the culprit, as read_run does
-            for i, text in zip(rows, split.take(layout.value, rows)):
-                v = trec._parse_number(text)
-                if v is None:
-                    bad_value = (int(i), f"the {layout.value_name} {text!r} is not a number")
-                    break
-                if v != v:
-                    bad_value = (int(i), trec._bad_float_message(layout, v))
-                    break
-        else:
-            bad = np.isnan(values)
-            if bad.any():
-                j = int(np.argmax(bad))
-                bad_value = (int(rows[j]), trec._bad_float_message(layout, float(values[j])))
-        if first_bad_count is not None and (bad_value is None or first_bad_count < bad_value[0]):
-            line = first_bad_count + 1
-            n = len(trec._fields(trec._line_text(data, line, limit=10 ** 9)))
-            raise InputError(f"expected at least {layout.min_fields} fields ({layout.fields}), found {n}: "
-                             f"{trec._line_text(data, line)!r}", file=name, line=line)
-        if bad_value is not None:
-            line = bad_value[0] + 1
-            raise InputError(f"{bad_value[1]}: {trec._line_text(data, line)!r}", file=name, line=line)
     except InputError as err:
         if err.line is None or err.file != name:
             raise
         raise InputError(err.message, file=name, line=err.line + first_line - 1) from None
+    split, rows, values = trec.check_lines(data, name, layout, first_line)
     if not len(rows):
         return None
     return Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),

@@ -84,10 +84,11 @@ class _Layout:
     docid: int
     value: int
     value_name: str          # "score" or "grade"
+    finite: bool = False     # infinite values are errors (grades; infinite scores tie with each other)
 
 
 _RUN = _Layout("run", "qid Q0 docid rank score tag", 6, None, 0, 2, 4, "score")
-_QRELS = _Layout("qrels", "qid iter docid grade", 4, 4, 0, 2, 3, "grade")
+_QRELS = _Layout("qrels", "qid iter docid grade", 4, 4, 0, 2, 3, "grade", finite=True)
 
 
 # --------------------------------------------------------------------------------------------- bytes
@@ -264,7 +265,7 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
             if "" in values or (name == "0" and any(v.startswith("#") for v in values)):
                 return None
     scores = table.column(str(layout.value)).to_numpy()
-    if np.isnan(scores).any() or (layout.kind == "qrels" and np.isinf(scores).any()):
+    if np.isnan(scores).any() or (layout.finite and np.isinf(scores).any()):
         return None
     n_rows = table.num_rows
     false = np.zeros(n_rows, dtype=bool)
@@ -399,44 +400,63 @@ def _parse_number(text: str) -> float | None:
 # --------------------------------------------------------------------------------------------- read
 
 
+def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) -> tuple[_Split, np.ndarray, Any]:
+    """Split and check the lines of ``data`` (whole lines of a text file, the first being line
+    ``first_line`` of the file ``name``): the rules and messages of :func:`read_run` / :func:`read_qrels`.
+
+    Returns ``(split, rows, values)``: the engine's fields, the 0-based rows of the data lines (blank and
+    comment lines left out) and their values as float64. Raises an InputError naming the file and the
+    line (of the whole file) of the first problem: a line with too few or too many fields, a value that
+    is not a number, NaN, or infinite where the layout wants finite values. An empty ``rows`` is the
+    caller's to report. The streaming reader (:mod:`tierank.io.stream`) calls it block by block.
+    """
+    try:
+        split = (_split_pyarrow if _engine() == "pyarrow" else _split_pandas)(data, layout)
+        skip = split.blank | split.comment
+        bad_count = ~skip & (split.too_few | split.too_many)
+        rows = np.flatnonzero(~skip & ~bad_count)
+        first_bad_count = int(np.argmax(bad_count)) if bad_count.any() else None
+
+        # numbers of the well-formed lines: the fast parser, or a Python loop to find the culprit
+        values = split.numbers(layout.value, rows)
+        bad_value: tuple[int, str] | None = None  # (row, message)
+        if values is None:
+            texts = split.take(layout.value, rows)
+            for i, text in zip(rows, texts):
+                v = _parse_number(text)
+                if v is None:
+                    bad_value = (int(i), f"the {layout.value_name} {text!r} is not a number")
+                    break
+                if v != v or (layout.finite and abs(v) == float("inf")):
+                    bad_value = (int(i), _bad_float_message(layout, v))
+                    break
+        else:
+            bad = np.isnan(values) | (np.isinf(values) if layout.finite else False)
+            if bad.any():
+                j = int(np.argmax(bad))
+                bad_value = (int(rows[j]), _bad_float_message(layout, float(values[j])))
+
+        if first_bad_count is not None and (bad_value is None or first_bad_count < bad_value[0]):
+            line = first_bad_count + 1
+            fields = _fields(_line_text(data, line, limit=10 ** 9))
+            n = len(fields)
+            want = (f"exactly {layout.min_fields}" if layout.max_fields == layout.min_fields
+                    else f"at least {layout.min_fields}")
+            raise InputError(f"expected {want} fields ({layout.fields}), found {n}: {_line_text(data, line)!r}",
+                             file=name, line=line)
+        if bad_value is not None:
+            line = bad_value[0] + 1
+            raise InputError(f"{bad_value[1]}: {_line_text(data, line)!r}", file=name, line=line)
+    except InputError as err:
+        if first_line == 1 or err.line is None or err.file != name:
+            raise
+        raise InputError(err.message, file=name, line=err.line + first_line - 1) from None
+    return split, rows, values
+
+
 def _read_columns(path: Any, layout: _Layout) -> tuple[Columns, bytes, np.ndarray]:
     data, name = _read_bytes(path)
-    split = (_split_pyarrow if _engine() == "pyarrow" else _split_pandas)(data, layout)
-    skip = split.blank | split.comment
-    bad_count = ~skip & (split.too_few | split.too_many)
-    rows = np.flatnonzero(~skip & ~bad_count)
-    first_bad_count = int(np.argmax(bad_count)) if bad_count.any() else None
-
-    # numbers of the well-formed lines: the fast parser, or a Python loop to find the culprit
-    values = split.numbers(layout.value, rows)
-    bad_value: tuple[int, str] | None = None  # (row, message)
-    if values is None:
-        texts = split.take(layout.value, rows)
-        for i, text in zip(rows, texts):
-            v = _parse_number(text)
-            if v is None:
-                bad_value = (int(i), f"the {layout.value_name} {text!r} is not a number")
-                break
-            if v != v or (layout.kind == "qrels" and abs(v) == float("inf")):
-                bad_value = (int(i), _bad_float_message(layout, v))
-                break
-    else:
-        bad = np.isnan(values) | (np.isinf(values) if layout.kind == "qrels" else False)
-        if bad.any():
-            j = int(np.argmax(bad))
-            bad_value = (int(rows[j]), _bad_float_message(layout, float(values[j])))
-
-    if first_bad_count is not None and (bad_value is None or first_bad_count < bad_value[0]):
-        line = first_bad_count + 1
-        fields = _fields(_line_text(data, line, limit=10 ** 9))
-        n = len(fields)
-        want = (f"exactly {layout.min_fields}" if layout.max_fields == layout.min_fields
-                else f"at least {layout.min_fields}")
-        raise InputError(f"expected {want} fields ({layout.fields}), found {n}: {_line_text(data, line)!r}",
-                         file=name, line=line)
-    if bad_value is not None:
-        line = bad_value[0] + 1
-        raise InputError(f"{bad_value[1]}: {_line_text(data, line)!r}", file=name, line=line)
+    split, rows, values = check_lines(data, name, layout)
     if not len(rows):
         what = "the file is empty" if not data.strip() else "the file holds only blank and comment lines"
         raise InputError(f"no {layout.kind} line: {what} (expected lines '{layout.fields}')",
