@@ -230,7 +230,7 @@ def assemble_results(parsed: dict, lists: PreparedLists, values: dict, lower: di
         if not m.family.text:
             empty = apply_no_relevant(m, empty, has_relevant(m, empty_judged), no_relevant, lists.empty_labels)
         cols[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
-        if bounds:
+        if lower is not None and upper is not None:
             lo_cols[text] = np.concatenate([lower.get(m, np.zeros(0)), empty])
             hi_cols[text] = np.concatenate([upper.get(m, np.zeros(0)), empty])
     labels = lists.labels

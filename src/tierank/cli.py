@@ -510,15 +510,16 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
         bar.step("reading the judgments")
         from .io.stream import is_parquet
 
+        source: Any = qrels
         if is_parquet(qrels):   # a Parquet file or directory (tierank.io.parquet)
             from .io.parquet import read_qrels_parquet
 
-            qrels = read_qrels_parquet(qrels)
-        qrels = to_columns(qrels, "qrels")   # read once for every run
+            source = read_qrels_parquet(qrels)
+        judgments = to_columns(source, "qrels")   # read once for every run
         for path, name in zip(runs, names):
             bar.step(f"evaluating {name}")
             with _reported_warnings() as caught:
-                res = tierank.evaluate(qrels, path, list(dict.fromkeys(m.measure for m in shown)), ties=ties,
+                res = tierank.evaluate(judgments, path, list(dict.fromkeys(m.measure for m in shown)), ties=ties,
                                        bounds=bounds or plot_bounds, missing=missing, seed=seed,
                                        no_relevant=no_relevant,
                                        trec_eval_version=trec_eval_version, judged_only=judged_only,

@@ -80,16 +80,16 @@ def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_re
     >>> paired_test([0.5, 0.6, 0.7], [0.4, 0.5, 0.6], "permutation")
     0.25
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 1:
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
         raise InputError("paired tests need two 1-D arrays of the same length")
     test = _check_test(test)
-    d = a - b
+    d = x - y
     n = len(d)
     if n == 0:
         raise InputError("no query to test on")
-    scale = max(1.0, float(np.max(np.abs(a), initial=0)), float(np.max(np.abs(b), initial=0)))
+    scale = max(1.0, float(np.max(np.abs(x), initial=0)), float(np.max(np.abs(y), initial=0)))
     if np.all(np.abs(d) <= 1e-12 * scale):
         return 1.0
     if test == "t":
@@ -98,13 +98,13 @@ def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_re
         if np.ptp(d) <= 1e-12 * scale:  # every difference the same, not 0: infinitely significant
             return 0.0
         stats = _scipy_stats()
-        return float(stats.ttest_rel(a, b).pvalue)
+        return float(stats.ttest_rel(x, y).pvalue)
     if test == "permutation":
         stats = _scipy_stats()
-        def mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-            return np.mean(x - y, axis=axis)
+        def mean_difference(u: np.ndarray, v: np.ndarray, axis: int = -1) -> np.ndarray:
+            return np.mean(u - v, axis=axis)
 
-        res = stats.permutation_test((a, b), mean_difference, vectorized=True,
+        res = stats.permutation_test((x, y), mean_difference, vectorized=True,
                                      permutation_type="samples", n_resamples=n_resamples,
                                      alternative="two-sided", random_state=np.random.default_rng(seed))
         return float(min(1.0, res.pvalue))
@@ -125,7 +125,7 @@ def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_re
     return (count + 1) / (n_resamples + 1)
 
 
-def holm(p_values: Sequence[float]) -> np.ndarray:
+def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Holm's step-down adjusted p-values (controls the family-wise error rate).
 
     Examples
@@ -404,7 +404,8 @@ def _aggregate_column(results: Any, column: str, values: pd.Series) -> float:
     measure = getattr(results, "measures", {}).get(column)
     if measure is None:
         return float(values.mean())
-    return aggregate(pd.DataFrame({column: values.to_numpy()}), {column: measure})[column]
+    value = aggregate(pd.DataFrame({column: values.to_numpy()}), {column: measure})[column]
+    return float("nan") if value is None else value   # None: text measures, which are never compared
 
 
 def _is_count(results: Any, column: str) -> bool:

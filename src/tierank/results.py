@@ -17,7 +17,7 @@ __all__ = ["Results"]
 GM_FLOOR = 1e-5
 
 
-def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, float]:
+def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, float | None]:
     """Per measure: the mean over queries, the sum for counts, or the geometric mean (``aggregate="gm"``:
     trec_eval's gm_map, each value floored at 1e-5); NaN rows are left out.
 
@@ -26,7 +26,7 @@ def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, fl
     (blocks, files, Spark or Dask partitions)."""
     from .exact_sum import finish_aggregate, partial_aggregate
 
-    out = {}
+    out: dict[str, float | None] = {}
     for text, m in measures.items():
         kind = m.family.aggregate
         if kind == "none":   # text (RelString): no aggregate
@@ -41,13 +41,13 @@ def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, fl
 def _same(a: object, b: object) -> bool:
     """Equality of result fields: frames and series exactly (NaN == NaN), dicts item by item."""
     if isinstance(a, (pd.DataFrame, pd.Series)) or isinstance(b, (pd.DataFrame, pd.Series)):
-        return type(a) is type(b) and a.equals(b)
+        return type(a) is type(b) and a.equals(b)  # type: ignore[attr-defined]
     if isinstance(a, dict) and isinstance(b, dict):
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
         return True
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return bool(np.array_equal(a, b, equal_nan=True))
+        return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
     return bool(a == b)
 
 
@@ -75,22 +75,22 @@ class Results:
     upper: pd.DataFrame | None
     ties: str
     measures: dict[str, Measure] = field(repr=False)
-    mean: dict[str, float] = field(init=False)
+    mean: dict[str, float | None] = field(init=False)
 
     def __post_init__(self) -> None:
         self.mean = self._aggregate(self.per_query)
 
-    def _aggregate(self, frame: pd.DataFrame) -> dict[str, float]:
+    def _aggregate(self, frame: pd.DataFrame) -> dict[str, float | None]:
         """How ``per_query``-shaped frames reduce to one value per measure (subclasses may differ)."""
         return aggregate(frame, self.measures)
 
     @property
-    def mean_lower(self) -> dict[str, float] | None:
+    def mean_lower(self) -> dict[str, float | None] | None:
         """Aggregate of ``lower`` (the mean of per-query minima), or None without bounds."""
         return None if self.lower is None else self._aggregate(self.lower)
 
     @property
-    def mean_upper(self) -> dict[str, float] | None:
+    def mean_upper(self) -> dict[str, float | None] | None:
         """Aggregate of ``upper`` (the mean of per-query maxima), or None without bounds."""
         return None if self.upper is None else self._aggregate(self.upper)
 

@@ -45,7 +45,7 @@ class CodeResults(Results):
     average: str = "micro"
     query_class: np.ndarray | None = field(default=None, repr=False)
 
-    def _aggregate(self, frame: pd.DataFrame) -> dict[str, float]:
+    def _aggregate(self, frame: pd.DataFrame) -> dict[str, float | None]:
         out = aggregate(frame, self.measures)
         if self.average != "macro" or self.query_class is None:
             return out
@@ -202,6 +202,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
             ranked, lab = rank_rows(ranked_grades, keys, None, r0, n_db, plan=plan, ties=ties, seed=seed,
                                     judged=grades)
             del keys, ranked_grades, grades
+            assert ranked is not None   # every query is ranked against the whole (non-empty) database
             values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed,
                                             what="query", no_relevant=no_relevant)
             _collect(parts, lo_parts, hi_parts, values, lower, upper, bounds)
