@@ -128,7 +128,9 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
             from .io.parquet import read_qrels_parquet
 
             qrels = read_qrels_parquet(qrels)
-    if isinstance(run, (str, os.PathLike)):   # a run file: in blocks of whole queries (tierank.io.stream)
+    from .io.trec import TextInput
+
+    if isinstance(run, (str, os.PathLike, TextInput)):   # a run file: in blocks of whole queries (tierank.io.stream)
         from .io.stream import evaluate_file, is_parquet
 
         if stream not in (None, True, False, "grouped"):

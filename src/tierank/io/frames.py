@@ -211,8 +211,15 @@ def to_columns(obj: Any, kind: str) -> Columns:
             values.extend(row.values())
         return Columns(query=_ids(queries), doc=_ids(docs), value=_ids(values), source=kind,
                        from_dict=True)
-    if isinstance(obj, (str, os.PathLike)):
+    if isinstance(obj, (str, os.PathLike)) or type(obj).__name__ == "TextInput":
         from . import trec  # the file readers
+        from .stream import is_parquet
+
+        if is_parquet(obj):   # a Parquet file or directory (tierank.io.parquet)
+            from . import parquet
+
+            return to_columns(parquet.read_run_parquet(obj) if kind == "run" else parquet.read_qrels_parquet(obj),
+                              kind)
         return trec.read_run_columns(obj) if kind == "run" else trec.read_qrels_columns(obj)
     raise InputError(f"the {kind} must be a dict {{qid: {{docid: value}}}}, a pandas or polars DataFrame, "
                      f"a pyarrow Table or a file path, not {type(obj).__name__}")

@@ -83,10 +83,11 @@ class _NotGrouped(Exception):
 # ------------------------------------------------------------------------------------ TREC blocks
 
 
-def _parse_lines(data: bytes, name: str, first_line: int) -> Columns | None:
+def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None) -> Columns | None:
     """The run rows of ``data`` (whole lines, the first being line ``first_line`` of the file), with
-    the rules and messages of :func:`tierank.io.trec.read_run`; None when it holds no run line."""
-    layout = trec._RUN
+    the rules and messages of :func:`tierank.io.trec.read_run` (``layout``: TREC by default, or MS
+    MARCO); None when it holds no run line."""
+    layout = trec._RUN if layout is None else layout
     try:
         trec._check_text(data, name)
     except InputError as err:
@@ -96,9 +97,77 @@ def _parse_lines(data: bytes, name: str, first_line: int) -> Columns | None:
     split, rows, values = trec.check_lines(data, name, layout, first_line)
     if not len(rows):
         return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
     return Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
-                   value=np.ascontiguousarray(values, dtype=np.float64), source=name,
+                   value=-values if layout.negate else values, source=name,
                    lines=(rows + first_line).astype(np.int64))
+
+
+class _Prefixed:
+    """A binary stream read from its start: ``prefix`` (bytes already read) then the rest of ``raw``;
+    counts the bytes read from ``raw`` (for the progress bar) and copies them to ``tee`` if given."""
+
+    def __init__(self, raw: Any, tee: Any = None) -> None:
+        self.raw = raw
+        self.tee = tee
+        self.count = 0
+        self.prefix = self._raw_read(2)
+
+    def _raw_read(self, n: int) -> bytes:
+        data = self.raw.read(n)
+        self.count += len(data)
+        if self.tee is not None and data:
+            self.tee.write(data)
+        return data
+
+    def read(self, n: int = -1) -> bytes:
+        if self.prefix:
+            head, self.prefix = self.prefix, b""
+            if n is None or n < 0:
+                return head + self._raw_read(-1)
+            return head + (self._raw_read(n - len(head)) if n > len(head) else b"")
+        return self._raw_read(n)
+
+    def readable(self) -> bool:
+        return True
+
+
+class _StdinSpool:
+    """Standard input for a streamed run: the first pass reads it and copies it to an anonymous
+    temporary file; a second pass (a run not grouped by query) reads that copy, once the rest of the
+    stream is copied too."""
+
+    def __init__(self, source: Any, tee: bool) -> None:
+        self.source = source
+        self.copy = tempfile.TemporaryFile(prefix="tierank-stdin-") if tee else None
+        self.passes = 0
+
+    def open(self) -> tuple[Any, Any]:
+        """(the file object to read, the one to copy to or None)."""
+        self.passes += 1
+        if self.passes == 1:
+            self._stdin = self.source.open()
+            return self._stdin, self.copy
+        if self.copy is None:   # pragma: no cover - the second pass needs the copy
+            raise InputError("standard input can be read only once", file=trec.STDIN_NAME)
+        while True:   # the part of the stream the first pass did not read
+            chunk = self._stdin.read(_READ_BYTES)
+            if not chunk:
+                break
+            self.copy.write(chunk)
+        self.copy.flush()
+        self.copy.seek(0)
+        return trec._Unclosed(self.copy), None
+
+    def size(self) -> int:
+        if self.copy is None:
+            return 0
+        self.copy.flush()
+        return os.fstat(self.copy.fileno()).st_size
+
+    def close(self) -> None:
+        if self.copy is not None:
+            self.copy.close()
 
 
 def _newlines(data: bytes) -> np.ndarray:
@@ -148,8 +217,13 @@ class _Progress:
             self.bar = None
 
 
-def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Iterator[tuple[Columns, int, bool]]:
-    """The rows of a TREC run file in blocks of whole queries.
+def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, format: str | None = None,
+                spool: _StdinSpool | None = None) -> Iterator[tuple[Columns, int, bool]]:
+    """The rows of a TREC (or MS MARCO) run file in blocks of whole queries.
+
+    ``path``: a path or a :class:`tierank.io.trec.TextInput` (standard input: read through ``spool``,
+    which keeps a copy for a second pass); ``format``: as for :func:`tierank.io.trec.read_run` (None:
+    detected from the first bytes).
 
     Yields ``(columns, first_row, last)``: the rows of the block (ids and scores as
     :func:`tierank.io.trec.read_run_columns` gives them, line numbers of the whole file), the number
@@ -164,13 +238,25 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Ite
     >>> [(list(c.query), first, last) for c, first, last in trec_blocks(path, block_rows=2)]
     [(['q1', 'q1', 'q2'], 0, False), (['q3'], 3, True)]
     """
-    name = trec._name(path)
+    source = path if isinstance(path, trec.TextInput) else None
+    if source is not None and format is None:
+        format = source.format
+    name = source.name if source is not None else trec._name(path)
     block_rows = max(1, int(block_rows))
-    raw = open(path, "rb")
-    bar = _Progress(progress, os.fstat(raw.fileno()).st_size, os.path.basename(name), "B")
+    tee = None
+    if source is not None and source.is_stdin:
+        if spool is None:
+            spool = _StdinSpool(source, tee=False)
+        base, tee = spool.open()
+        total = None
+    else:
+        base = source.open() if source is not None else open(path, "rb")
+        total = os.fstat(base.fileno()).st_size
+    raw = _Prefixed(base, tee)
+    bar = _Progress(progress, total, os.path.basename(name), "B")
+    layout = None
     try:
-        gz = raw.read(2) == b"\x1f\x8b"
-        raw.seek(0)
+        gz = raw.prefix == b"\x1f\x8b"
         fh: Any = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
         pending: list[bytes] = []
         n_pending = 0                 # line ends in pending
@@ -184,15 +270,18 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Ite
                     chunk = fh.read(_READ_BYTES)
                 except (OSError, EOFError, zlib.error) as err:
                     raise InputError(f"not a valid gzip file ({err})", file=name) from None
-                bar.update(raw.tell() - at)
-                at = raw.tell()
+                bar.update(raw.count - at)
+                at = raw.count
                 if not chunk:
                     eof = True
                     break
                 if first_chunk:
                     first_chunk = False
+                    if source is not None and source.is_stdin:
+                        source.head = chunk[: 1 << 16]
                     if chunk.startswith(trec._BOM):
                         chunk = chunk[len(trec._BOM):]
+                    layout = trec.layout_of("run", format, chunk)
                 pending.append(chunk)
                 n_pending += chunk.count(b"\n")
             data = b"".join(pending)
@@ -203,11 +292,13 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Ite
                 block, rest = data[:cut], data[cut:]
             last = eof and not rest
             seen_text = seen_text or bool(block.strip())
-            cols = _parse_lines(block, name, line0)
+            if layout is None:   # an empty file
+                layout = trec.layout_of("run", format, b"")
+            cols = _parse_lines(block, name, line0, layout)
             if last:
                 if cols is None and row0 == 0:
                     what = "the file is empty" if not seen_text else "the file holds only blank and comment lines"
-                    raise InputError(f"no run line: {what} (expected lines 'qid Q0 docid rank score tag')",
+                    raise InputError(f"no run line: {what} (expected lines '{layout.fields}')",
                                      file=name, line=1)
                 if cols is not None:
                     yield cols, row0, True
@@ -232,7 +323,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None) -> Ite
             want = block_rows
     finally:
         bar.close()
-        raw.close()
+        base.close()
 
 
 # ---------------------------------------------------------------------------------------- the driver
@@ -273,8 +364,9 @@ def _check_repeats(cols: Columns, what: str) -> None:
 class _Driver:
     """Evaluates blocks of whole queries against qrels read once, and builds the Results."""
 
-    def __init__(self, qrels: Columns, opts: E.Options) -> None:
+    def __init__(self, qrels: Columns, opts: E.Options, evaluate_block: Any = None) -> None:
         self.opts = opts
+        self.evaluate_block = E._evaluate if evaluate_block is None else evaluate_block
         self.qrels = qrels
         codes, uniques = _codes(qrels.query)
         self.qlabels = pd.Index(uniques)
@@ -314,7 +406,7 @@ class _Driver:
             self.used[kept_q] = True
             qrows = np.sort(self.qorder[concat_ranges(self.qptr[kept_q], self.qsizes[kept_q])])
             rows = np.flatnonzero(row_kept)
-            res = E._evaluate(_take(self.qrels, qrows), _take(run, rows), np.asarray(pos)[rows], self.opts)
+            res = self.evaluate_block(_take(self.qrels, qrows), _take(run, rows), np.asarray(pos)[rows], self.opts)
         self._keep(E._with_values(out, res, self.opts))
 
     def _keep(self, out: pd.DataFrame) -> None:
@@ -400,6 +492,8 @@ def _arrow(ids: Any) -> Any:
 
 def is_parquet(path: Any) -> bool:
     """Whether ``path`` is a directory (a Parquet dataset) or a file starting with Parquet's magic bytes."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return False
     if os.path.isdir(path):
         return True
     try:
@@ -419,24 +513,34 @@ class _Source:
     sort_hint: str
 
 
-def _trec_source(path: Any, block_rows: int, progress: bool | None) -> _Source:
-    name = trec._name(path)
+def _trec_source(path: Any, block_rows: int, progress: bool | None, spool: _StdinSpool | None = None) -> _Source:
+    source = path if isinstance(path, trec.TextInput) else None
+    name = source.name if source is not None else trec._name(path)
+    stdin = source is not None and source.is_stdin
+    file = source.path if source is not None and not stdin else path
 
     def n_buckets() -> int:
-        size = os.path.getsize(path) * (5 if trec._is_gzip(path) else 1)
+        if stdin:
+            size = (spool.size() if spool is not None else 0) * 5
+        else:
+            size = os.path.getsize(file) * (5 if trec._is_gzip(file) else 1)
         return int(min(_MAX_BUCKETS, max(1, -(-size // (25 * block_rows)))))   # >= 25 bytes a line
-    command = (f"zcat {name} | LC_ALL=C sort -s -k1,1 | gzip > sorted.txt.gz" if trec._is_gzip(path)
-               else f"LC_ALL=C sort -s -k1,1 {name} > sorted.txt")
+    if stdin:
+        command = "... | LC_ALL=C sort -s -k1,1 | tierank ..."
+    elif trec._is_gzip(file):
+        command = f"zcat {name} | LC_ALL=C sort -s -k1,1 | gzip > sorted.txt.gz"
+    else:
+        command = f"LC_ALL=C sort -s -k1,1 {name} > sorted.txt"
     hint = (f"sort the file keeping the order of each query's lines, e.g. `{command}` (only ties='random' "
             "depends on where the lines stand), or evaluate it with stream=None (the default), which reads "
             "it a second time through temporary files")
-    return _Source(lambda: trec_blocks(path, block_rows, progress), n_buckets, name, hint)
+    return _Source(lambda: trec_blocks(path, block_rows, progress, spool=spool), n_buckets, name, hint)
 
 
 def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected", bounds: bool = False,
                   missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
                   judged_only: bool = False, max_docs: int | None = None, block_rows: int | None = None,
-                  progress: bool | None = None, grouped_only: bool = False) -> Results:
+                  progress: bool | None = None, grouped_only: bool = False, evaluate_block: Any = None) -> Results:
     """:func:`tierank.evaluate` on a run file (TREC text, gzip, or Parquet) read in blocks of whole queries.
 
     This is what :func:`tierank.evaluate` calls for a run given as a path (``stream=None`` or
@@ -458,6 +562,9 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     grouped_only : bool, default=False
         Raise an InputError when a query comes back after other queries, instead of the second pass
         through temporary files (see the module docstring).
+    evaluate_block : callable, optional
+        ``(qrels, run, positions, options) -> Results`` for each block of whole queries (default: the
+        evaluation of :func:`tierank.evaluate`); the tie report passes its own.
 
     Returns
     -------
@@ -483,16 +590,30 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     block_rows = DEFAULT_BLOCK_ROWS if block_rows is None else int(block_rows)
     if block_rows < 1:
         raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
+    spool = None
     if is_parquet(run):
         from .parquet import parquet_source
         source = parquet_source(run, block_rows, progress)
     else:
-        source = _trec_source(run, block_rows, progress)
+        if isinstance(run, trec.TextInput) and run.is_stdin:   # read once: a copy for a second pass
+            spool = _StdinSpool(run, tee=not grouped_only)
+        source = _trec_source(run, block_rows, progress, spool)
+    try:
+        return _evaluate_source(qrels, source, opts, grouped_only, evaluate_block)
+    finally:
+        if spool is not None:
+            spool.close()
+
+
+def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only: bool,
+                     evaluate_block: Any) -> Results:
+    from ..io.frames import to_columns
+
     if isinstance(qrels, (str, os.PathLike)) and is_parquet(qrels):
         from .parquet import read_qrels_parquet
         qrels = read_qrels_parquet(qrels)
     q = normalized(to_columns(qrels, "qrels"), "grade")
-    driver = _Driver(q, opts)
+    driver = _Driver(q, opts, evaluate_block)
     q_checked = False
     try:
         for cols, row0, last in source.blocks():
@@ -507,7 +628,7 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
             raise InputError(f"the run is not grouped by query: query {err.query!r} comes back at {err.row_text} after "
                              f"other queries, and stream='grouped' evaluates whole queries block by block; "
                              f"{source.sort_hint}", **err.where) from None
-        driver = _Driver(q, opts)
+        driver = _Driver(q, opts, evaluate_block)
         for cols, pos in _bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir()):
             driver.add(cols, pos, check_grouped=False)
     return driver.results()

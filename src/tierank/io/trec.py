@@ -39,6 +39,7 @@ import gzip
 import io
 import os
 import re
+import sys
 import zlib
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -85,10 +86,158 @@ class _Layout:
     value: int
     value_name: str          # "score" or "grade"
     finite: bool = False     # infinite values are errors (grades; infinite scores tie with each other)
+    negate: bool = False     # the value is a rank: score = -rank
+    header: tuple[str, ...] | None = None   # a first line with these fields is a header, skipped
+    format: str = "trec"     # the name of the format, for messages
 
 
 _RUN = _Layout("run", "qid Q0 docid rank score tag", 6, None, 0, 2, 4, "score")
 _QRELS = _Layout("qrels", "qid iter docid grade", 4, 4, 0, 2, 3, "grade", finite=True)
+_MSMARCO_RUN = _Layout("run", "qid docid rank", 3, 3, 0, 1, 2, "rank", finite=True, negate=True, format="msmarco")
+_BEIR_QRELS = _Layout("qrels", "query-id corpus-id score", 3, 3, 0, 1, 2, "grade", finite=True,
+                      header=("query-id", "corpus-id", "score"), format="beir")
+
+#: The formats of run files: TREC (``qid Q0 docid rank score tag``) and MS MARCO (``qid<TAB>docid<TAB>rank``).
+RUN_FORMATS = ("trec", "msmarco")
+#: The formats of qrels files: TREC (``qid iter docid grade``; MS MARCO's qrels, with spaces or tabs, are
+#: TREC qrels: ``msmarco`` is another name for it) and BEIR (``query-id<TAB>corpus-id<TAB>score``, header line).
+QRELS_FORMATS = ("trec", "msmarco", "beir")
+_LAYOUTS = {("run", "trec"): _RUN, ("run", "msmarco"): _MSMARCO_RUN, ("qrels", "trec"): _QRELS,
+            ("qrels", "msmarco"): _QRELS, ("qrels", "beir"): _BEIR_QRELS}
+#: The name of standard input in messages.
+STDIN_NAME = "<stdin>"
+
+
+class TextInput:
+    """A run or qrels text file, or standard input (``"-"``), with its format.
+
+    :func:`tierank.evaluate` takes it where it takes a path: ``tierank.evaluate(TextInput("qrels.tsv",
+    "beir"), TextInput("-", "msmarco"), ...)`` reads BEIR qrels and an MS MARCO run from standard input
+    (the ``tierank`` command's ``-`` and ``--run-format`` / ``--qrels-format``). Standard input can be read
+    only once: a second read raises an InputError; a run streamed from it that is not grouped by query is
+    copied to a temporary file as it is read, for the second pass (:mod:`tierank.io.stream`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, or ``"-"`` for standard input.
+    format : str, optional
+        One of :data:`RUN_FORMATS` (a run) or :data:`QRELS_FORMATS` (qrels); None: detected from the
+        first line (see :func:`read_run` and :func:`read_qrels`).
+
+    Examples
+    --------
+    >>> import tempfile, os, pathlib, tierank
+    >>> from tierank.io.trec import TextInput
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = pathlib.Path(folder, "qrels.tsv").write_text("query-id\\tcorpus-id\\tscore\\nq1\\td2\\t1\\n")
+    >>> _ = pathlib.Path(folder, "run.tsv").write_text("q1\\td1\\t1\\nq1\\td2\\t1\\nq1\\td3\\t3\\n")
+    >>> tierank.evaluate(TextInput(os.path.join(folder, "qrels.tsv"), "beir"),
+    ...                  TextInput(os.path.join(folder, "run.tsv"), "msmarco"), ["RR"]).mean
+    {'RR': 0.75}
+    """
+
+    def __init__(self, path: Any, format: str | None = None) -> None:
+        self.path = path
+        self.format = format
+        self.head: bytes | None = None   # standard input: the first bytes read (for the run's tag)
+        self._read = False
+
+    @property
+    def is_stdin(self) -> bool:
+        """Whether this is standard input."""
+        return isinstance(self.path, str) and self.path == "-"
+
+    @property
+    def name(self) -> str:
+        """The name in messages: the path, or ``<stdin>``."""
+        return STDIN_NAME if self.is_stdin else _name(self.path)
+
+    def open(self) -> Any:
+        """A binary file object (standard input: once only; closing it leaves stdin open)."""
+        if not self.is_stdin:
+            return open(self.path, "rb")
+        if self._read:
+            raise InputError("standard input was already read: it can be read only once (give one of the "
+                             "files as '-', once)", file=STDIN_NAME)
+        self._read = True
+        return _Unclosed(sys.stdin.buffer)
+
+    def __repr__(self) -> str:
+        return f"TextInput({self.path!r}, format={self.format!r})"
+
+
+class _Unclosed:
+    """A file object whose ``close`` does nothing (standard input stays open)."""
+
+    def __init__(self, fh: Any) -> None:
+        self._fh = fh
+
+    def read(self, n: int = -1) -> bytes:
+        return self._fh.read(n)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "_Unclosed":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+def check_format(format: str | None, kind: str) -> str | None:
+    """``format`` if it is a known format of ``kind`` files ("run" or "qrels") or None, else an InputError."""
+    choices = RUN_FORMATS if kind == "run" else QRELS_FORMATS
+    if format is not None and format not in choices:
+        raise InputError(f"format={format!r}: {kind} files are {', '.join(map(repr, choices))} (or None: "
+                         "detected from the first line)")
+    return format
+
+
+def _first_data_line(head: bytes) -> bytes | None:
+    """The first line of ``head`` that is not blank or a comment (None if none is complete)."""
+    if head.startswith(_BOM):
+        head = head[len(_BOM):]
+    for raw in head.split(b"\n")[:-1] if not head.endswith(b"\n") else head.split(b"\n"):
+        line = raw.rstrip(b"\r")
+        stripped = line.strip(b" \t")
+        if stripped and not stripped.startswith(b"#"):
+            return line
+    return None
+
+
+def layout_of(kind: str, format: str | None, head: bytes) -> _Layout:
+    """The layout of a ``kind`` file in ``format``; None: detected from ``head`` (the file's first bytes).
+
+    Detection: BEIR qrels start with the header line ``query-id<TAB>corpus-id<TAB>score``; an MS MARCO
+    run's first data line is three tab-separated fields, the third an integer (a TREC run line has at
+    least six fields, so it cannot be one). Anything else is TREC.
+    """
+    format = check_format(format, kind)
+    if format is None:
+        line = _first_data_line(head if len(head) < (1 << 16) else head[: 1 << 16] + b"\n")
+        format = "trec"
+        if line is not None:
+            fields = line.split(b"\t")
+            if kind == "qrels" and [f.strip().decode("utf-8", "replace") for f in fields] == \
+                    list(_BEIR_QRELS.header or ()) and not line.startswith(_BOM):
+                format = "beir"
+            elif kind == "run" and len(fields) == 3 and all(f and f.strip() == f for f in fields) \
+                    and fields[2].lstrip(b"+-").isdigit() and fields[2].isascii():
+                format = "msmarco"
+    return _LAYOUTS[(kind, format)]
+
+
+def _header_end(data: bytes, layout: _Layout) -> int:
+    """The length of ``data``'s header line (with its line end), 0 if it has none."""
+    if layout.header is None:
+        return 0
+    end = data.find(b"\n")
+    first = data[: end if end >= 0 else len(data)].decode("utf-8", "replace")
+    if [f.lower() for f in _fields(first)] == list(layout.header):
+        return end + 1 if end >= 0 else len(data)
+    return 0
 
 
 # --------------------------------------------------------------------------------------------- bytes
@@ -107,9 +256,16 @@ def _line_of(data: bytes, pos: int) -> tuple[int, int]:
 
 def _read_bytes(path: Any) -> tuple[bytes, str]:
     """The file's bytes (gunzipped), checked to be text; raises InputError naming file and line."""
-    name = _name(path)
-    with open(path, "rb") as fh:
-        data = fh.read()
+    if isinstance(path, TextInput):
+        name = path.name
+        with path.open() as fh:
+            data = fh.read()
+        if path.is_stdin:
+            path.head = data[: 1 << 16]
+    else:
+        name = _name(path)
+        with open(path, "rb") as fh:
+            data = fh.read()
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -454,17 +610,27 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) ->
     return split, rows, values
 
 
-def _read_columns(path: Any, layout: _Layout) -> tuple[Columns, bytes, np.ndarray]:
+def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -> tuple[Columns, bytes, np.ndarray]:
+    """Read a file (``layout``: a layout, or the kind, "run" or "qrels", with ``format``) into Columns."""
+    if isinstance(path, TextInput) and format is None:
+        format = path.format
     data, name = _read_bytes(path)
-    split, rows, values = check_lines(data, name, layout)
+    if isinstance(layout, str):
+        layout = layout_of(layout, format, data[: 1 << 16])
+    skip = _header_end(data, layout)
+    body = data[skip:] if skip else data
+    first_line = 2 if skip else 1
+    split, rows, values = check_lines(body, name, layout, first_line)
     if not len(rows):
-        what = "the file is empty" if not data.strip() else "the file holds only blank and comment lines"
+        what = ("the file is empty" if not data.strip() else "the file holds only a header line" if skip
+                else "the file holds only blank and comment lines")
         raise InputError(f"no {layout.kind} line: {what} (expected lines '{layout.fields}')",
                          file=name, line=1)
+    values = np.ascontiguousarray(values, dtype=np.float64)
     cols = Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
-                   value=np.ascontiguousarray(values, dtype=np.float64), source=name,
-                   lines=(rows + 1).astype(np.int64))
-    return cols, data, rows
+                   value=-values if layout.negate else values, source=name,
+                   lines=(rows + first_line).astype(np.int64))
+    return cols, body, rows
 
 
 def _fields(line: str) -> list[str]:
@@ -478,37 +644,54 @@ def _bad_float_message(layout: _Layout, v: float) -> str:
     return f"the {layout.value_name} is infinite"
 
 
-def read_run_columns(path: str | os.PathLike) -> Columns:
-    """Read a TREC run file into :class:`~tierank.data.join.Columns` (query, doc, score, line numbers).
+def read_run_columns(path: Any, format: str | None = None) -> Columns:
+    """Read a run file into :class:`~tierank.data.join.Columns` (query, doc, score, line numbers).
 
     This is what :func:`tierank.evaluate` calls for a run given as a path; see :func:`read_run` for
-    the rules.
+    the formats and rules (an MS MARCO run's scores are ``-rank``).
     """
-    return _read_columns(path, _RUN)[0]
+    return _read_columns(path, "run", format)[0]
 
 
-def read_qrels_columns(path: str | os.PathLike) -> Columns:
-    """Read a TREC qrels file into :class:`~tierank.data.join.Columns` (query, doc, grade, line numbers).
+def read_qrels_columns(path: Any, format: str | None = None) -> Columns:
+    """Read a qrels file into :class:`~tierank.data.join.Columns` (query, doc, grade, line numbers).
 
     This is what :func:`tierank.evaluate` calls for qrels given as a path; see :func:`read_qrels`
-    for the rules.
+    for the formats and rules.
     """
-    return _read_columns(path, _QRELS)[0]
+    return _read_columns(path, "qrels", format)[0]
 
 
 def _frame(cols: Columns, value: str) -> pd.DataFrame:
     return pd.DataFrame({"query_id": cols.query, "doc_id": cols.doc, value: cols.value})
 
 
-def read_run(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a TREC run file (``qid Q0 docid rank score tag``, plain or gzip).
+def _parquet(path: Any, format: str | None) -> bool:
+    """Whether ``path`` is a Parquet file or directory (read by :mod:`tierank.io.parquet`)."""
+    if isinstance(path, TextInput) or format not in (None, "parquet"):
+        return False
+    from .stream import is_parquet
+
+    if format == "parquet" or is_parquet(path):
+        return True
+    return False
+
+
+def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame:
+    """Read a run file: TREC (``qid Q0 docid rank score tag``) or MS MARCO (``qid<TAB>docid<TAB>rank``),
+    plain or gzip, or a Parquet file or directory.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The file. At least six whitespace-separated fields per line; ``Q0``, ``rank`` and fields
-        after the sixth are ignored, as trec_eval ignores them. Blank lines and ``#`` comment lines
-        are skipped.
+        The file. TREC: at least six whitespace-separated fields per line; ``Q0``, ``rank`` and fields
+        after the sixth are ignored, as trec_eval ignores them. MS MARCO: exactly three fields, the
+        third the rank; the score is ``-rank`` (rank 1 is best, documents of equal rank tie). Blank
+        lines and ``#`` comment lines are skipped. A Parquet file or directory is read by
+        :func:`tierank.io.parquet.read_run_parquet` (its column names as in the file).
+    format : {None, "trec", "msmarco", "parquet"}, optional
+        None: Parquet by its magic bytes; MS MARCO when the first data line is three tab-separated
+        fields ending with an integer (a TREC run line has six); TREC otherwise.
 
     Returns
     -------
@@ -518,8 +701,8 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
     Raises
     ------
     tierank.InputError
-        A malformed line, a score that is not a number or is NaN, a file with no run line, a file
-        that is not text. The message starts with ``file:line:``.
+        A malformed line, a score (rank) that is not a number or is NaN (an infinite rank), a file with
+        no run line, a file that is not text, an unknown format. The message starts with ``file:line:``.
 
     Examples
     --------
@@ -535,18 +718,36 @@ def read_run(path: str | os.PathLike) -> pd.DataFrame:
     Traceback (most recent call last):
     ...
     tierank.errors.InputError: ...run.txt:1: the score 'high' is not a number: 'q1 Q0 d1 1 high bm25'
+
+    An MS MARCO run (detected: three tab-separated fields); the score is minus the rank:
+
+    >>> _ = pathlib.Path(path).write_text("q1\\td1\\t1\\nq1\\td2\\t2\\n")
+    >>> trec.read_run(path)
+      query_id doc_id  score
+    0       q1     d1   -1.0
+    1       q1     d2   -2.0
     """
-    return _frame(read_run_columns(path), "score")
+    if _parquet(path, format):
+        from .parquet import read_run_parquet
+
+        return read_run_parquet(path)
+    return _frame(read_run_columns(path, format), "score")
 
 
-def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a TREC qrels file (``qid iter docid grade``, plain or gzip).
+def read_qrels(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame:
+    """Read a qrels file: TREC / MS MARCO (``qid iter docid grade``) or BEIR
+    (``query-id<TAB>corpus-id<TAB>score`` after a header line), plain or gzip, or a Parquet file or directory.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The file. Exactly four whitespace-separated fields per line; ``iter`` is ignored. Blank lines
+        The file. TREC: exactly four whitespace-separated fields per line; ``iter`` is ignored (MS
+        MARCO's qrels, ``qid 0 docid rel`` or with tabs, are TREC qrels). BEIR: exactly three fields,
+        and a first line ``query-id corpus-id score`` (skipped; line numbers count it). Blank lines
         and ``#`` comment lines are skipped. Grades may be negative (junk, -2: non-relevant, gain 0).
+        A Parquet file or directory is read by :func:`tierank.io.parquet.read_qrels_parquet`.
+    format : {None, "trec", "msmarco", "beir", "parquet"}, optional
+        None: Parquet by its magic bytes; BEIR when the first line is BEIR's header; TREC otherwise.
 
     Returns
     -------
@@ -556,8 +757,9 @@ def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
     Raises
     ------
     tierank.InputError
-        A line without exactly four fields, a grade that is not a number, NaN or infinite, a file
-        with no qrels line, a file that is not text. The message starts with ``file:line:``.
+        A line with the wrong number of fields, a grade that is not a number, NaN or infinite, a file
+        with no qrels line, a file that is not text, an unknown format. The message starts with
+        ``file:line:``.
 
     Examples
     --------
@@ -568,14 +770,24 @@ def read_qrels(path: str | os.PathLike) -> pd.DataFrame:
       query_id doc_id  relevance
     0       q1     d1        1.0
     1       q1     d7       -2.0
+    >>> _ = pathlib.Path(path).write_text("query-id\\tcorpus-id\\tscore\\nq1\\td1\\t2\\n")
+    >>> trec.read_qrels(path)      # BEIR, by its header
+      query_id doc_id  relevance
+    0       q1     d1        2.0
     """
-    return _frame(read_qrels_columns(path), "relevance")
+    if _parquet(path, format):
+        from .parquet import read_qrels_parquet
+
+        return read_qrels_parquet(path)
+    return _frame(read_qrels_columns(path, format), "relevance")
 
 
-def read_run_tag(path: str | os.PathLike) -> str:
+def read_run_tag(path: Any) -> str:
     """The tag (sixth field) of the first line of a run file: trec_eval's ``runid``.
 
-    Only the lines up to the first data line are read and checked.
+    Only the lines up to the first data line are read and checked. An MS MARCO run has no tag: its
+    runid is the file's name. Standard input (a :class:`TextInput` ``"-"``) is never read again: the
+    tag comes from the first bytes kept when it was read.
 
     Examples
     --------
@@ -585,7 +797,26 @@ def read_run_tag(path: str | os.PathLike) -> str:
     >>> trec.read_run_tag(path)
     'bm25'
     """
+    if isinstance(path, TextInput):
+        if path.is_stdin:
+            head = path.head or b""
+            if head[:2] == b"\x1f\x8b":
+                head = zlib.decompressobj(31).decompress(head, 1 << 16)
+            if layout_of("run", path.format, head).format == "msmarco":
+                return "stdin"
+            line = _first_data_line(head)
+            if line is None:
+                raise InputError("no run line in the first bytes read", file=STDIN_NAME)
+            fields = line.decode("utf-8", errors="replace").split()
+            return fields[5] if len(fields) >= _RUN.min_fields else "stdin"
+        if path.format == "msmarco":
+            return os.path.basename(_name(path.path))
+        path = path.path
     name = _name(path)
+    with (gzip.open if _is_gzip(path) else open)(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    if layout_of("run", None, head).format == "msmarco":
+        return os.path.basename(name)
     opener = gzip.open if _is_gzip(path) else open
     try:
         with opener(path, "rb") as fh:
