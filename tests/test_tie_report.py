@@ -11,10 +11,13 @@ trec_eval orders ties by document id, descending: b before a, d before c, f befo
 from __future__ import annotations
 
 import json
+import warnings
 import math
 
 import pytest
 from click.testing import CliRunner
+
+import tierank
 
 from tierank.cli import main
 from tierank.io.trec import write_qrels, write_run
@@ -136,3 +139,32 @@ def test_cli_ties_with_rel_level(tmp_path):
     # q1 has no document of grade 2: RR 0; q2: e or f first, RR 1 or 1/2
     assert rows[1][:3] == ["run.txt", "recip_rank", str(0.375)]
     assert rows[1][6] == "1"
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+@pytest.mark.parametrize("missing", ["skip", "zero"])
+def test_a_run_file_is_streamed_and_gives_the_in_memory_report(tmp_path, grouped, missing):
+    """The tie report of a run file, read in blocks of a few lines (and through the second pass when the
+    file is not grouped by query), equals the report of the same run as a DataFrame, bit for bit."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    rows = [(f"q{q}", f"d{d}", float(rng.integers(0, 3))) for q in range(12) for d in rng.choice(40, 9, replace=False)]
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    qrels = pd.DataFrame([(q, d, int(rng.integers(0, 3))) for q, d, _ in rows if rng.random() < 0.6]
+                         + [("q99", "d1", 1)], columns=["query_id", "doc_id", "relevance"])
+    lines = run if grouped else run.iloc[rng.permutation(len(run))]
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in lines.itertuples(index=False)))
+    measures = ["AP", "nDCG@5", "RR", "P@3", "NumRelRet"]
+    with warnings.catch_warnings(record=True) as said_in_memory:   # q99: judged, not in the run ('skip')
+        warnings.simplefilter("always")
+        want = tierank.tie_report(qrels, run, measures, missing=missing, name="r")
+    with warnings.catch_warnings(record=True) as said_streamed:
+        warnings.simplefilter("always")
+        got = tierank.tie_report(qrels, str(path), measures, missing=missing, name="r", block_rows=7, progress=False)
+    assert [str(w.message) for w in said_streamed] == [str(w.message) for w in said_in_memory]
+    assert len(said_in_memory) == (missing == "skip")
+    pd.testing.assert_frame_equal(got.table, want.table, check_exact=True)
+    assert (got.n_retrieved, got.n_tied, got.n_ties) == (want.n_retrieved, want.n_tied, want.n_ties)

@@ -193,6 +193,20 @@ class _Progress:
             self.bar = None
 
 
+def _read_judgments(qrels: str) -> Any:
+    """The qrels file (TREC text, or a Parquet file or directory) as columns, read once for every run."""
+    from .io.stream import is_parquet
+
+    source: Any = qrels
+    if is_parquet(qrels):
+        from .io.parquet import read_qrels_parquet
+
+        source = read_qrels_parquet(qrels)
+    from .io.frames import to_columns
+
+    return to_columns(source, "qrels")
+
+
 def _progress_enabled(flag: bool | None, fmt: str) -> bool:
     if flag is not None:
         return flag
@@ -401,7 +415,33 @@ def _rel(level: float | None) -> int | float | None:
 
 
 _FILE = click.Path(exists=True, dir_okay=False, readable=True)
-_DATA = click.Path(exists=True, readable=True)   # eval: a file, or a directory of Parquet files
+_DATA = click.Path(exists=True, readable=True, allow_dash=True)   # eval: a file, a Parquet directory, '-'
+_TEXT = click.Path(exists=True, dir_okay=False, readable=True, allow_dash=True)   # a file or '-' (stdin)
+
+_FORMAT_OPTIONS = [
+    click.option("--run-format", "run_format", type=click.Choice(["trec", "msmarco"]), default=None,
+                 help="Format of the run files: trec (qid Q0 docid rank score tag) or msmarco (qid docid rank, "
+                      "scored -rank: rank 1 is best, equal ranks tie). Default: msmarco when the first line "
+                      "is three tab-separated fields ending with an integer, else trec (Parquet: by content)."),
+    click.option("--qrels-format", "qrels_format", type=click.Choice(["trec", "msmarco", "beir"]), default=None,
+                 help="Format of the qrels file: trec or msmarco (qid iter docid grade) or beir (query-id "
+                      "corpus-id score, after a header line). Default: beir when the first line is BEIR's "
+                      "header, else trec (Parquet: by content)."),
+]
+
+
+def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
+                 qrels_format: str | None) -> tuple[Any, tuple]:
+    """The qrels and runs, as :class:`tierank.io.trec.TextInput` where a format is given or the file is
+    '-' (standard input, at most once); plain paths otherwise."""
+    from .io.trec import TextInput
+
+    if [qrels, *runs].count("-") > 1:
+        raise click.UsageError("'-' (standard input) can be read only once: give it for one file only")
+
+    def wrap(path: str, fmt: str | None) -> Any:
+        return TextInput(path, fmt) if path == "-" or fmt is not None else path
+    return wrap(qrels, qrels_format), tuple(wrap(r, run_format) for r in runs)
 
 
 @main.command("eval", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]},
@@ -439,12 +479,15 @@ _DATA = click.Path(exists=True, readable=True)   # eval: a file, or a directory 
 @_EVAL_OPTIONS[1]
 @_EVAL_OPTIONS[2]
 @_EVAL_OPTIONS[3]
+@_FORMAT_OPTIONS[0]
+@_FORMAT_OPTIONS[1]
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, per_query: bool, ties: str, bounds: bool, seed: int,
                  fmt: str, digits: int, compare: bool, test: str, alpha: float, correction: str,
                  resamples: int, progress: bool | None, no_relevant: str = "zero",
                  trec_eval_version: str = "10", judged_only: bool = False, max_docs: int | None = None,
-                 plot_file: str | None = None) -> None:
+                 plot_file: str | None = None, run_format: str | None = None,
+                 qrels_format: str | None = None) -> None:
     """Evaluate RUN(s) against QRELS (TREC files, plain or gzip).
 
     `tierank QRELS RUN` is short for `tierank eval QRELS RUN`. By default tied documents count at the
@@ -467,7 +510,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         _print_warnings(caught)
         if not shown:
             raise InputError("no measure to evaluate besides runid/num_q; add one with -m")
-        out = _evaluate_and_render(qrels, runs, shown, extra, missing=missing_mode, per_query=per_query,
+        qrels_in, runs_in = _text_inputs(qrels, runs, run_format, qrels_format)
+        out = _evaluate_and_render(qrels_in, runs_in, shown, extra, missing=missing_mode, per_query=per_query,
                                    ties=ties, bounds=bounds, seed=seed, fmt=fmt, digits=digits, compare=compare,
                                    test=test, alpha=alpha, correction=correction, resamples=resamples,
                                    progress=_progress_enabled(progress, fmt), no_relevant=no_relevant,
@@ -478,6 +522,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
 
 def _run_names(paths: Sequence[str]) -> list[str]:
     """Names of the runs: file names, or longer paths when two file names are the same."""
+    paths = [getattr(p, "name", p) for p in paths]   # TextInput: its path, or <stdin>
     names = [os.path.basename(p) for p in paths]
     if len(set(names)) < len(names):
         names = list(paths)
@@ -493,9 +538,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                          judged_only: bool = False, max_docs: int | None = None, plot: str | None = None) -> str:
     import tierank
     from .formats import RunResults, render
+    from .io.stream import is_parquet
     from .io.trec import read_run_tag
-
-    from .io.frames import to_columns
 
     names = _run_names(runs)
     if plot is not None:
@@ -508,14 +552,7 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
     results = []
     try:
         bar.step("reading the judgments")
-        from .io.stream import is_parquet
-
-        source: Any = qrels
-        if is_parquet(qrels):   # a Parquet file or directory (tierank.io.parquet)
-            from .io.parquet import read_qrels_parquet
-
-            source = read_qrels_parquet(qrels)
-        judgments = to_columns(source, "qrels")   # read once for every run
+        judgments = _read_judgments(qrels)   # once for every run
         for path, name in zip(runs, names):
             bar.step(f"evaluating {name}")
             with _reported_warnings() as caught:
@@ -565,8 +602,8 @@ def _save_plot(path: str, results: list, shown: list, comparison: Any) -> None:
 
 
 @main.command("ties", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels", type=_FILE)
-@click.argument("runs", nargs=-1, required=True, type=_FILE, metavar="RUN [RUN]...")
+@click.argument("qrels", type=_TEXT)
+@click.argument("runs", nargs=-1, required=True, type=_TEXT, metavar="RUN [RUN]...")
 @_common
 @click.option("-f", "--format", "fmt", type=click.Choice([f for f in FORMAT_CHOICES if f != "trec"]),
               default="table", show_default=True, help="Output format.")
@@ -575,9 +612,12 @@ def _save_plot(path: str, results: list, shown: list, comparison: Any) -> None:
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @_EVAL_OPTIONS[0]
 @_EVAL_OPTIONS[1]
+@_FORMAT_OPTIONS[0]
+@_FORMAT_OPTIONS[1]
 def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, fmt: str, digits: int, progress: bool | None,
-                 no_relevant: str = "zero", trec_eval_version: str = "10") -> None:
+                 no_relevant: str = "zero", trec_eval_version: str = "10", run_format: str | None = None,
+                 qrels_format: str | None = None) -> None:
     """How much ties move each measure: the first thing to look at when two tools disagree.
 
     For each measure: the expected value over all orderings of tied documents, the range [min, max]
@@ -591,6 +631,7 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
     from .report import tie_report
 
     missing_mode = _missing(complete, missing)
+    qrels, runs = _text_inputs(qrels, runs, run_format, qrels_format)
     with _errors_to_exit():
         with _reported_warnings() as caught:
             shown, _ = expand_measures(measures or ("official",), _rel(rel_level))
@@ -599,15 +640,18 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         if not shown:
             raise InputError("no measure to report on; add one with -m")
         names = _run_names(runs)
-        bar = _Progress(len(runs), _progress_enabled(progress, fmt))
+        show_progress = _progress_enabled(progress, fmt)
+        bar = _Progress(len(runs) + 1, show_progress)
         parts = []
         try:
+            bar.step("reading the judgments")
+            judgments = _read_judgments(qrels)   # once for every run
             for path, name in zip(runs, names):
                 bar.step(f"tie report of {name}")
                 with _reported_warnings() as caught:
-                    report = tie_report(qrels, path, {m.label: m.measure for m in shown}, missing=missing_mode,
+                    report = tie_report(judgments, path, {m.label: m.measure for m in shown}, missing=missing_mode,
                                         name=name, no_relevant=no_relevant,
-                                        trec_eval_version=int(trec_eval_version))
+                                        trec_eval_version=int(trec_eval_version), progress=show_progress)
                 _print_warnings(caught, name)
                 parts.append(report)
                 bar.advance()

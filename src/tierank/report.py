@@ -156,7 +156,8 @@ def _measures(measures: Any) -> dict:
 
 def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str, Any], *,
                missing: str = "skip", name: str | None = None, no_relevant: str = "zero",
-               trec_eval_version: int = 10) -> TieReport:
+               trec_eval_version: int = 10, progress: bool | None = None,
+               block_rows: int | None = None) -> TieReport:
     """How much the order of tied documents moves each measure of one run.
 
     Parameters
@@ -171,6 +172,11 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
         The run's name in the report (default: the file name, or ``"run"``).
     no_relevant, trec_eval_version
         As for :func:`tierank.evaluate`.
+    progress : bool, optional
+        A progress bar on stderr while a run file is read; default: when stderr is a terminal.
+    block_rows : int, optional
+        Lines per block when the run is a file, as for :func:`tierank.evaluate`; the report does not
+        depend on it.
 
     Returns
     -------
@@ -181,7 +187,8 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     Notes
     -----
     The inputs are read and joined once; the expected values, the bounds and trec_eval's tie-break all
-    come from the same ranked lists. A query *changes* when its maximum over tie orderings exceeds its
+    come from the same ranked lists. A run given as a file is read in blocks of whole queries, as
+    :func:`tierank.evaluate` reads it, in bounded memory; the report is the same. A query *changes* when its maximum over tie orderings exceeds its
     minimum. A tie (two or more documents of one query with the same score) *can change* a measure when,
     in a query that changes, it holds documents the measure tells apart (its preference inside a tie:
     relevant and non-relevant at its ``rel``, or different gains) and lies where the measure looks,
@@ -202,70 +209,130 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     P@2      0.50  0.5  0.5        0.5                0    0.000000
     """
     import tierank
-    from .api import assemble_results, prepare_lists
     from .blocks import check_trec_eval_version
-    from .evaluation import evaluate_stats
-    from .ties.policy import TieOrderings
 
     parsed = {label: m for label, m in _measures(measures).items() if not m.family.text}
     if not parsed:
         raise tierank.InputError("no measure given (text measures such as RelString have no tie report)")
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
-    lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32)
     objects = {str(m): m for m in parsed.values()}
-    values: tuple = ({}, {}, {})
-    trec: tuple = ({}, {}, {})
-    orderings = None
-    if lists.ranked.n_queries:
-        orderings = TieOrderings.from_ranked(lists.ranked)
-        ms = list(objects.values())
-        values = evaluate_stats(orderings, ms, "expected", bounds=True, labels=lists.labels,
-                                no_relevant=no_relevant)
-        orderings.forget()   # the best / worst orderings are done with: trec_eval's takes their memory
-        trec = evaluate_stats(orderings, ms, "trec_eval", labels=lists.labels, no_relevant=no_relevant)
-        orderings.forget()
-    expected = assemble_results(objects, lists, *values, ties="expected", no_relevant=no_relevant)
-    trec_res = assemble_results(objects, lists, trec[0], None, None, ties="trec_eval", no_relevant=no_relevant)
     if name is None:
         name = str(run) if isinstance(run, str) or hasattr(run, "__fspath__") else "run"
-    return _build_report(name, parsed, expected, trec_res, orderings, lists)
+    if isinstance(run, str) or hasattr(run, "__fspath__"):   # a file: streamed in blocks of whole queries
+        from .io.stream import evaluate_file
+
+        parts = _Parts(objects, no_relevant)
+        expected = evaluate_file(qrels, run, list(objects), ties="expected", bounds=True, missing=missing,
+                                 no_relevant=no_relevant, trec_eval_version=trec_eval_version,
+                                 progress=progress, block_rows=block_rows, evaluate_block=parts.block)
+        return parts.report(name, parsed, expected)
+    from .api import prepare_lists
+
+    parts = _Parts(objects, no_relevant)
+    lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32)
+    return parts.report(name, parsed, parts.evaluate(lists))
 
 
-def _build_report(name: str, parsed: dict, expected: Any, trec: Any, orderings: Any, lists: Any) -> TieReport:
-    queries = expected.per_query.index
-    rows = {}
-    counts = set()
-    stats = orderings.expected if orderings is not None else None
-    n_retrieved = int(stats.lengths.sum()) if stats is not None else 0
-    for label, m in parsed.items():
-        col = str(m)
-        lo = expected.lower[col].to_numpy(dtype=np.float64)
-        hi = expected.upper[col].to_numpy(dtype=np.float64)
-        scale = 1.0 + np.maximum(np.abs(lo), np.abs(hi))
-        changed = pd.Series((hi - lo) > 1e-12 * scale, index=queries)
-        if m.family.aggregate == "sum":
-            counts.add(label)
-        share = 0.0
-        if stats is not None and changed.any():
+class _Parts:
+    """The tie report of a run, one block of whole queries at a time: the expected values with their
+    bounds (returned, so that the blocks merge as any evaluation's), trec_eval's tie-break and the counts
+    of tied documents (kept here; every one of them adds up over queries)."""
+
+    def __init__(self, objects: dict, no_relevant: str) -> None:
+        self.objects, self.no_relevant = objects, no_relevant
+        # per query (a second pass over a run not grouped by query evaluates a query again: the last wins)
+        self.trec: list[pd.DataFrame] = []
+        self.counts: list[pd.DataFrame] = []
+
+    def block(self, qrels: Any, run: Any, positions: Any, opts: Any) -> Any:
+        """``evaluate_block`` of :func:`tierank.io.stream.evaluate_file` (positions: not needed here)."""
+        from .api import prepare_lists
+
+        return self.evaluate(prepare_lists(qrels, run, missing=opts.missing,
+                                           scores_as_float32=opts.trec_eval_version == 9))
+
+    def evaluate(self, lists: Any) -> Any:
+        """Expected values and bounds of ``lists`` (Results); trec_eval's values and the counts are kept."""
+        from .api import assemble_results
+        from .evaluation import evaluate_stats
+        from .ties.policy import TieOrderings
+
+        values: tuple = ({}, {}, {})
+        trec: tuple = ({}, {}, {})
+        orderings = None
+        ms = list(self.objects.values())
+        if lists.ranked.n_queries:
+            orderings = TieOrderings.from_ranked(lists.ranked)
+            values = evaluate_stats(orderings, ms, "expected", bounds=True, labels=lists.labels,
+                                    no_relevant=self.no_relevant)
+            orderings.forget()   # the best / worst orderings are done with: trec_eval's takes their memory
+            trec = evaluate_stats(orderings, ms, "trec_eval", labels=lists.labels, no_relevant=self.no_relevant)
+            orderings.forget()
+        expected = assemble_results(self.objects, lists, *values, ties="expected", no_relevant=self.no_relevant)
+        self.trec.append(assemble_results(self.objects, lists, trec[0], None, None, ties="trec_eval",
+                                          no_relevant=self.no_relevant).per_query)
+        if orderings is not None:
+            self._count(orderings.expected, expected, lists)
+        return expected
+
+    def _count(self, stats: Any, expected: Any, lists: Any) -> None:
+        """Per query: retrieved, tied documents, ties, and documents in ties that can change each measure."""
+        tied = stats.group_size >= 2
+        counts = {"retrieved": stats.lengths,
+                  "tied": np.bincount(stats.group_query[tied], weights=stats.group_size[tied],
+                                      minlength=stats.n_queries),
+                  "ties": np.bincount(stats.group_query[tied], minlength=stats.n_queries)}
+        for col, m in self.objects.items():
             # queries of the ranked lists that change (the empty ones never do)
-            ranked_changed = changed.reindex(lists.labels).to_numpy(dtype=bool)
-            share = _tied_in_scope(stats, m, ranked_changed) / n_retrieved
-        rows[label] = {"expected": expected.mean[col], "min": expected.mean_lower[col],
-                       "max": expected.mean_upper[col], "trec_eval": trec.mean[col],
-                       "queries_changed": int(changed.sum()), "queries": int(len(queries)),
-                       "docs_share": share}
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=_COLUMNS)
-    table["queries_changed"] = table["queries_changed"].astype(int)
-    table["queries"] = table["queries"].astype(int)
-    if stats is None:
-        return TieReport(name=name, table=table, n_retrieved=0, n_tied=0, n_ties=0, counts=counts)
-    tied = stats.group_size >= 2
-    return TieReport(name=name, table=table, n_retrieved=n_retrieved, n_tied=int(stats.group_size[tied].sum()),
-                     n_ties=int(tied.sum()), counts=counts)
+            changed = _changed(expected, col).reindex(lists.labels).to_numpy(dtype=bool)
+            counts[col] = _tied_in_scope(stats, m, changed) if changed.any() else np.zeros(stats.n_queries)
+        self.counts.append(pd.DataFrame(counts, index=pd.Index(lists.labels)).astype(np.int64))
+
+    def report(self, name: str, parsed: dict, expected: Any) -> TieReport:
+        """The report from the merged expected Results and the kept parts."""
+        from .results import aggregate
+
+        trec = _last(self.trec, list(self.objects))
+        counts = _last(self.counts, ["retrieved", "tied", "ties", *self.objects]).sum()
+        n_retrieved = int(counts["retrieved"])
+        # queries in no block (judged, not retrieved, missing='zero'): no ties, so trec_eval's value is theirs
+        trec = trec.reindex(expected.per_query.index).fillna(expected.per_query[list(self.objects)])
+        trec_means = aggregate(trec, self.objects)
+        rows, sums = {}, set()
+        for label, m in parsed.items():
+            col = str(m)
+            if m.family.aggregate == "sum":
+                sums.add(label)
+            rows[label] = {"expected": expected.mean[col], "min": expected.mean_lower[col],
+                           "max": expected.mean_upper[col], "trec_eval": trec_means[col],
+                           "queries_changed": int(_changed(expected, col).sum()),
+                           "queries": int(len(expected.per_query)),
+                           "docs_share": int(counts[col]) / n_retrieved if n_retrieved else 0.0}
+        table = pd.DataFrame.from_dict(rows, orient="index", columns=_COLUMNS)
+        table["queries_changed"] = table["queries_changed"].astype(int)
+        table["queries"] = table["queries"].astype(int)
+        return TieReport(name=name, table=table, n_retrieved=n_retrieved, n_tied=int(counts["tied"]),
+                         n_ties=int(counts["ties"]), counts=sums)
 
 
-def _tied_in_scope(stats: Any, m: Any, changed: np.ndarray) -> int:
-    """Documents in ties that can change ``m`` (see :func:`tie_report`), in the queries that change.
+def _last(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    """The frames one after the other, each query's last row only."""
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(frames)
+    return out[~out.index.duplicated(keep="last")]
+
+
+def _changed(expected: Any, col: str) -> pd.Series:
+    """Per query: does the order of its ties move measure ``col`` (its maximum above its minimum)?"""
+    lo = expected.lower[col].to_numpy(dtype=np.float64)
+    hi = expected.upper[col].to_numpy(dtype=np.float64)
+    scale = 1.0 + np.maximum(np.abs(lo), np.abs(hi))
+    return pd.Series((hi - lo) > 1e-12 * scale, index=expected.per_query.index)
+
+
+def _tied_in_scope(stats: Any, m: Any, changed: np.ndarray) -> np.ndarray:
+    """Per query: documents in ties that can change ``m`` (see :func:`tie_report`), if the query changes.
 
     Per tie, vectorised: a tie counts when it has 2+ items, its query changes, the measure's preference
     tells some of its items apart, and it lies in the measure's declared ``tie_scope``.
@@ -294,4 +361,4 @@ def _tied_in_scope(stats: Any, m: Any, changed: np.ndarray) -> int:
         first_hit = np.full(stats.n_queries, np.inf)
         np.minimum.at(first_hit, query[preferred], first[preferred])
         ok &= first <= first_hit[query]
-    return int(size[ok].sum())
+    return np.bincount(query[ok], weights=size[ok], minlength=stats.n_queries).astype(np.int64)

@@ -25,7 +25,7 @@ def _hits(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:
 def precision(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
     den = k_prime(g, m, K)
-    if m["clip_at_r"]:   # TF Similarity's clip_at_r, trec_eval's relative_P: the best precision possible
+    if m["clip_at_r"]:   # trec_eval's relative_P: over the best precision possible (not TF Similarity's formula)
         den = np.minimum(den, g.judged.count_at_least(m["rel"]))
     return divide(_hits(g, m, K), den)
 
@@ -112,7 +112,8 @@ def num_rel_ret(g: TieStats, m: Measure) -> np.ndarray:
 F_BETA = Param(1, real_param("beta", minimum=0), "van Rijsbergen's beta: recall weighs beta^2 times precision "
                "(F_beta = (1 + beta^2) P R / (beta^2 P + R))")
 CLIP_AT_R = Param(False, bool_param("clip_at_r"), "divide by min(k, R), the best precision possible "
-                  "(TF Similarity clip_at_r; trec_eval relative_P)")
+                  "(trec_eval relative_P; TF Similarity's clip_at_r, hits in the top min(k, r) over r, is "
+                  "tierank.keras.retrieval.PrecisionAtK)")
 MULT = Param(1, real_param("mult", minimum=0), "the cutoff as a multiple of R: rank floor(mult R + 0.9)")
 
 
