@@ -2,7 +2,8 @@
 
 A run table has the columns ``query_id, doc_id, score`` or any of the aliases pandas input accepts
 (``qid``/``query``, ``docid``/``docno``/``doc``, ``scores``/``sim``); qrels ``query_id, doc_id,
-relevance`` (or ``rel``/``grade``/``label``). Other columns are not read. Ids are integers or strings,
+relevance`` (or ``rel``/``grade``/``label``); a run with a ``rank`` column and no score column is scored
+``-rank`` (rank 1 is best, equal ranks tie). Other columns are not read. Ids are integers or strings,
 values numbers, with the rules of DataFrame input (:mod:`tierank.data.columns`): a Parquet table is
 evaluated exactly as ``pandas.read_parquet`` of it would be.
 
@@ -23,10 +24,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .. import _engines as E
 from ..data.columns import Columns
 from ..errors import InputError
-from .frames import to_columns
+from .frames import find_columns, to_columns
 
 __all__ = ["parquet_files", "read_run_parquet", "read_qrels_parquet", "parquet_source"]
 
@@ -69,9 +69,9 @@ def _names(files: list[str], kind: str) -> tuple[str, str, str]:
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"not a Parquet file ({err})", file=files[0]) from None
     try:
-        return E.find_columns(list(schema.names), kind)
+        return find_columns(list(schema.names), kind, "table")[:3]   # a run with only ranks: the rank column
     except InputError as err:
-        raise InputError(err.message.replace(f"the {kind} DataFrame", f"the {kind} table"), file=files[0]) from None
+        raise InputError(err.message, file=files[0]) from None
 
 
 def _read_table(path: Any, kind: str) -> pd.DataFrame:
