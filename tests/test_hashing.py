@@ -502,3 +502,19 @@ def test_err_max_grade_error_names_the_query():
     with pytest.raises(InputError, match=r"max_grade.*query 1"):
         evaluate_codes(q, d, relevance=np.array([[1, 1], [1, 3]]), measures=["ERR(max_grade=2)"],
                        ties="input")
+
+
+@pytest.mark.parametrize("ties", ["expected", "trec_eval"])   # the histogram path and the sorted path
+def test_progress_bar_over_query_blocks_and_silent_by_default(monkeypatch, capsys, ties):
+    import tierank._progress
+
+    monkeypatch.setattr(tierank._progress, "DELAY", 0.0)   # show the bar at once (it waits 0.5 s otherwise)
+    rng = np.random.default_rng(0)
+    q, db = rng.integers(0, 2, (7, 16)), rng.integers(0, 2, (30, 16))
+    ql, dl = rng.integers(0, 3, 7), rng.integers(0, 3, 30)
+    quiet = evaluate_codes(q, db, ql, dl, ["AP"], ties=ties, block_size=2)   # stderr is not a terminal here
+    assert capsys.readouterr().err == ""
+    shown = evaluate_codes(q, db, ql, dl, ["AP"], ties=ties, block_size=2, progress=True)
+    err = capsys.readouterr().err
+    assert "queries:" in err and "/7" in err, err   # tqdm redraws at most every 0.1 s: the first frame
+    assert shown.per_query.equals(quiet.per_query)

@@ -23,6 +23,7 @@ from ..results import Results, aggregate
 from ..evaluation import evaluate_stats
 from ..ties.policy import TieOrderings, check_mode
 from .codes import check_pair
+from .._progress import ProgressBar
 from .distance import block_distances
 from .histogram import apply_threshold, block_histogram, histogram_stats
 from .labels import make_grader
@@ -80,7 +81,8 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
                    packed: bool = False, bits: int | None = None, ties: str = "expected",
                    bounds: bool = False, average: str = "micro", distance_threshold: float | None = None,
                    block_size: int | None = None, memory: int = DEFAULT_MEMORY, seed: int = 0,
-                   no_relevant: str = "zero", trec_eval_version: int = 10) -> Results:
+                   no_relevant: str = "zero", trec_eval_version: int = 10,
+                   progress: bool | None = None) -> Results:
     """Evaluate Hamming ranking of binary codes: every query against the whole database, ties exact.
 
     Items at equal Hamming distance tie; ``ties="expected"`` gives the exact mean over all their orderings
@@ -125,6 +127,8 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
         (denominator R) fall, and P@k counts only matches within the threshold.
     block_size : int, optional
         Queries per block; default from ``memory``.
+    progress : bool, optional
+        A progress bar on stderr over the blocks of queries; default: when stderr is a terminal.
     memory : int, default=512 MiB
         Working memory budget of a block (bytes), used when ``block_size`` is None.
     seed : int, default=0
@@ -183,6 +187,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
     parts: dict[Measure, list] = {m: [] for m in mlist}
     lo_parts: dict[Measure, list] = {m: [] for m in mlist}
     hi_parts: dict[Measure, list] = {m: [] for m in mlist}
+    bar = ProgressBar(progress, n_q, "queries", "query")
     if ties in _SORTED_MODES:
         plan = topk_plan(mlist)
         if plan is not None and plan[0] >= n_db and plan[1] is None:
@@ -206,6 +211,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
             values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed,
                                             what="query", no_relevant=no_relevant)
             _collect(parts, lo_parts, hi_parts, values, lower, upper, bounds)
+            bar.update(r1 - r0)
     else:
         levels_hint = getattr(grader, "levels", None)
         n_lev = len(levels_hint) if levels_hint is not None else 16
@@ -223,6 +229,8 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
             values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds,
                                                   labels=np.arange(r0, r1), no_relevant=no_relevant)
             _collect(parts, lo_parts, hi_parts, values, lower, upper, bounds)
+            bar.update(r1 - r0)
+    bar.close()
 
     index = pd.RangeIndex(n_q, name="query")
 
