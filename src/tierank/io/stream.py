@@ -132,6 +132,10 @@ class _Prefixed:
         return True
 
 
+def _as_any(x: Any) -> Any:
+    return x
+
+
 class _StdinSpool:
     """Standard input for a streamed run: the first pass reads it and copies it to an anonymous
     temporary file; a second pass (a run not grouped by query) reads that copy, once the rest of the
@@ -257,7 +261,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
     layout = None
     try:
         gz = raw.prefix == b"\x1f\x8b"
-        fh: Any = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        fh: Any = gzip.GzipFile(fileobj=_as_any(raw), mode="rb") if gz else raw
         pending: list[bytes] = []
         n_pending = 0                 # line ends in pending
         eof, first_chunk = False, True
