@@ -156,7 +156,10 @@ def expand_measures(texts: Sequence[str], rel_level: float | None = None) -> tup
 class _Progress:
     """A tqdm bar on stderr that shows up only when the work takes more than ``delay`` seconds."""
 
-    def __init__(self, total: int, enabled: bool, delay: float = 1.0) -> None:
+    def __init__(self, total: int, enabled: bool, delay: float | None = None) -> None:
+        from ._progress import delay as default_delay
+
+        delay = default_delay(1.0) if delay is None else delay
         self.enabled = enabled
         self.bar = None
         if not enabled:

@@ -53,6 +53,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import _engines as E
+from .._progress import delay as progress_delay
 from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from ..data.join import _duplicate_error
 from ..data.ranked import concat_ranges
@@ -209,7 +210,7 @@ class _Progress:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr, leave=False,
-                            dynamic_ncols=True, delay=_PROGRESS_DELAY)
+                            dynamic_ncols=True, delay=progress_delay(_PROGRESS_DELAY))
 
     def update(self, n: int) -> None:
         if self.bar is not None and n:
