@@ -212,8 +212,12 @@ def test_score_wins_over_rank_and_bad_ranks():
     bad = ranked.assign(rank=ranked["rank"].astype(float))
     bad.loc[5, "rank"] = np.nan
     msg = error_of(qrels, bad)
-    assert msg.endswith("is NaN") and f"document {ranked['doc_id'][5]!r}" in msg
-    assert error_of(qrels, pl.from_pandas(bad)) == msg.replace("is NaN", "is missing")   # polars: null
+    assert msg == f"rank of document {ranked['doc_id'][5]!r} for query {ranked['query_id'][5]!r} is missing"
+    assert error_of(qrels, pl.from_pandas(bad)) == msg
+    assert error_of(qrels, pa.Table.from_pandas(bad)) == msg
+    assert error_of(qrels, bad.astype({"rank": "UInt8"})) == msg   # nullable unsigned: no wrap-around
+    same(evaluate(qrels, ranked.astype({"rank": "UInt8"})), evaluate(qrels, ranked))
+    same(evaluate(qrels, ranked.astype({"rank": "uint16[pyarrow]"})), evaluate(qrels, ranked))
     assert "not a number" in error_of(qrels, ranked.assign(rank=ranked["rank"].astype(str)))
 
 

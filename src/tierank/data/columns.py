@@ -272,6 +272,8 @@ def check_same_id_kinds(run: Columns, qrels: Columns) -> tuple[Columns, Columns]
 
 def _value_error(cols: Columns, what: str, i: int, problem: str) -> InputError:
     doc, query = cols.label(cols.doc, i), cols.label(cols.query, i)
+    if what == "score" and cols.names[2] == "rank":   # a run given by ranks (score = -rank)
+        what = "rank"
     return InputError(f"{what} of document {doc!r} for query {query!r} {problem}", query=query, **cols.where(i))
 
 

@@ -157,9 +157,16 @@ def negated_ranks(ranks: Any) -> Any:
         return ranks
     if isinstance(ranks, (pd.Series, pd.Index)):
         ranks = ranks.array
+    if isinstance(ranks, pd.arrays.NumpyExtensionArray) and ranks.dtype.kind in "if":
+        return -ranks   # as a score column: NaN reported as pandas input reports it
     if isinstance(ranks, pd.api.extensions.ExtensionArray) and not isinstance(ranks, pd.arrays.NumpyExtensionArray):
-        numeric = getattr(ranks.dtype, "kind", "O") in "iuf" and not isinstance(ranks, pd.Categorical)
-        return -ranks if numeric else ranks
+        kind = getattr(ranks.dtype, "kind", "O")
+        if kind == "u":   # unsigned (nullable or Arrow-backed): negated as int64 through Arrow
+            return negated_ranks(pa.array(ranks))
+        if kind in "iuf" and not isinstance(ranks, pd.Categorical):
+            return -ranks
+        else:
+            return ranks
     arr = np.asarray(ranks)
     if arr.dtype.kind == "u":
         arr = arr.astype(np.int64 if not len(arr) or int(arr.max()) <= 2 ** 63 - 1 else np.float64)
