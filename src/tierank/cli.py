@@ -491,7 +491,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                  trec_eval_version: str = "10", judged_only: bool = False, max_docs: int | None = None,
                  plot_file: str | None = None, run_format: str | None = None,
                  qrels_format: str | None = None) -> None:
-    """Evaluate RUN(s) against QRELS (TREC files, plain or gzip).
+    """Evaluate RUN(s) against QRELS (TREC, MS MARCO or BEIR text files, plain or gzip, or Parquet;
+    '-' reads one of them from standard input).
 
     `tierank QRELS RUN` is short for `tierank eval QRELS RUN`. By default tied documents count at the
     exact mean over all their orderings; `--ties trec_eval --format trec` prints what trec_eval prints.
@@ -501,6 +502,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
       tierank qrels.txt run.txt -m nDCG@10 AP P@5
       tierank qrels.txt run.txt -m ndcg_cut.10 -m map -q --ties trec_eval --format trec
       tierank qrels.txt runA.txt runB.txt -m AP --compare
+      zcat run.txt.gz | tierank qrels.txt - -m AP
+      tierank qrels/test.tsv run.dev.tsv --run-format msmarco -m RR@10
     """
     missing_mode = _missing(complete, missing)
     if compare and fmt == "trec":

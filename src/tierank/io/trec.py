@@ -10,7 +10,24 @@ qrels file
     ``qid iter docid grade``: exactly four fields; ``iter`` is ignored. Grades are numbers; negative
     grades are valid (TREC marks junk pages with -2) and count as non-relevant with zero gain.
 
-Rules, the same for both files
+Other text formats (``format=``)
+--------------------------------
+MS MARCO run (``"msmarco"``)
+    ``qid docid rank``: exactly three fields (tab-separated in MS MARCO's files); the score is
+    ``-rank``: rank 1 is best, documents of equal rank tie. Ranks are finite numbers.
+MS MARCO qrels (``"msmarco"``)
+    ``qid 0 docid rel``, with spaces or tabs: TREC qrels.
+BEIR qrels (``"beir"``)
+    ``query-id corpus-id score``: exactly three fields, after a header line ``query-id corpus-id
+    score`` (skipped; it still counts in line numbers).
+
+With ``format=None`` the format is detected only where it cannot be mistaken: BEIR qrels by their header
+line (tab-separated, as BEIR writes it), an MS MARCO run by a first data line of three tab-separated
+fields ending with an integer (a TREC run line has at least six). Anything else is read as TREC.
+:class:`TextInput` gives a file its format wherever :func:`tierank.evaluate` takes a path, and ``"-"``
+is standard input.
+
+Rules, the same for every file
 ------------------------------
 * Fields are separated by runs of spaces and tabs; leading and trailing blanks are ignored.
 * Lines end with ``\\n`` or ``\\r\\n``. Blank lines, and lines whose first field starts with ``#``
@@ -866,8 +883,9 @@ def write_run(run: Any, path: str | os.PathLike, *, tag: str = "tierank") -> Non
 
     Parameters
     ----------
-    run : dict or pandas.DataFrame
-        ``{qid: {docid: score}}`` or a DataFrame with ``query_id, doc_id, score`` columns.
+    run : dict, DataFrame (pandas or polars) or pyarrow Table
+        ``{qid: {docid: score}}`` or a table with ``query_id, doc_id, score`` columns (or their
+        aliases; a ``rank`` column without scores: score = -rank).
     path : str or os.PathLike
     tag : str, default="tierank"
         The sixth field (trec_eval's ``runid``).
@@ -911,8 +929,8 @@ def write_qrels(qrels: Any, path: str | os.PathLike) -> None:
 
     Parameters
     ----------
-    qrels : dict or pandas.DataFrame
-        ``{qid: {docid: grade}}`` or a DataFrame with ``query_id, doc_id, relevance`` columns.
+    qrels : dict, DataFrame (pandas or polars) or pyarrow Table
+        ``{qid: {docid: grade}}`` or a table with ``query_id, doc_id, relevance`` columns (or their aliases).
     path : str or os.PathLike
 
     Examples
