@@ -705,7 +705,7 @@ def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame
         after the sixth are ignored, as trec_eval ignores them. MS MARCO: exactly three fields, the
         third the rank; the score is ``-rank`` (rank 1 is best, documents of equal rank tie). Blank
         lines and ``#`` comment lines are skipped. A Parquet file or directory is read by
-        :func:`tierank.io.parquet.read_run_parquet` (its column names as in the file).
+        ``tierank.io.parquet.read_run_parquet`` (its column names as in the file).
     format : {None, "trec", "msmarco", "parquet"}, optional
         None: Parquet by its magic bytes; MS MARCO when the first data line is three tab-separated
         fields ending with an integer (a TREC run line has six); TREC otherwise.
@@ -762,7 +762,7 @@ def read_qrels(path: str | os.PathLike, format: str | None = None) -> pd.DataFra
         MARCO's qrels, ``qid 0 docid rel`` or with tabs, are TREC qrels). BEIR: exactly three fields,
         and a first line ``query-id corpus-id score`` (skipped; line numbers count it). Blank lines
         and ``#`` comment lines are skipped. Grades may be negative (junk, -2: non-relevant, gain 0).
-        A Parquet file or directory is read by :func:`tierank.io.parquet.read_qrels_parquet`.
+        A Parquet file or directory is read by ``tierank.io.parquet.read_qrels_parquet``.
     format : {None, "trec", "msmarco", "beir", "parquet"}, optional
         None: Parquet by its magic bytes; BEIR when the first line is BEIR's header; TREC otherwise.
 
