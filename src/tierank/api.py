@@ -41,14 +41,16 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
 
     Parameters
     ----------
-    qrels : dict, pandas.DataFrame or path
-        Judgments: ``{query_id: {doc_id: grade}}``, a DataFrame with columns ``query_id, doc_id,
-        relevance``, a TREC qrels file or a Parquet file or directory. Negative grades (TREC junk, -2) are
-        non-relevant with gain 0.
-    run : dict, pandas.DataFrame or path
-        Scores (higher is better): ``{query_id: {doc_id: score}}``, a DataFrame with columns
-        ``query_id, doc_id, score``, or a TREC run file (plain or gzip) or a Parquet file or directory,
-        read in blocks of whole queries (see ``stream``). Unjudged documents have grade 0.
+    qrels : dict, DataFrame (pandas or polars), pyarrow Table or path
+        Judgments: ``{query_id: {doc_id: grade}}``, a table with columns ``query_id, doc_id,
+        relevance`` (or their aliases), a TREC, MS MARCO or BEIR qrels file, or a Parquet file or
+        directory. Negative grades (TREC junk, -2) are non-relevant with gain 0.
+    run : dict, DataFrame (pandas or polars), pyarrow Table or path
+        Scores (higher is better): ``{query_id: {doc_id: score}}``, a table with columns
+        ``query_id, doc_id, score`` (a ``rank`` column alone is scored ``-rank``), or a TREC or MS MARCO
+        run file (plain or gzip) or a Parquet file or directory, read in blocks of whole queries (see
+        ``stream``). Retrieved documents absent from the qrels are unjudged: never relevant, and told
+        apart from judged non-relevant ones (``Bpref``, ``Judged``, ``judged_only=``).
     measures : str or list of str
         Measure strings such as ``"nDCG@10"``, ``"AP"``, ``"P(rel=2)@5"``, ``"ndcg_cut.10"``.
     ties : {"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}, default="expected"
