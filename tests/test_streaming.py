@@ -214,9 +214,9 @@ def test_progress_bar_is_optional(tmp_path, capsys):
 
 
 def test_progress_bar_shows_the_file(tmp_path, capsys, monkeypatch):
-    import tierank.io.stream as stream
+    import tierank._progress
 
-    monkeypatch.setattr(stream, "_PROGRESS_DELAY", 0)
+    monkeypatch.setattr(tierank._progress, "DELAY", 0)
     qrels, run = _small(tmp_path, seed=8)
     _evaluate(qrels, run, ["AP"], block_rows=5, progress=True)
     assert "run.txt" in capsys.readouterr().err

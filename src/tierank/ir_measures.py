@@ -212,34 +212,28 @@ default="expected"
 
 
 def _qrels_frame(qrels: Any) -> pd.DataFrame:
-    conv = QrelsConverter(qrels)
-    kind, err = conv.predict_type()
-    if kind == "UNKNOWN":
-        raise InputError(f"the qrels are in no format ir-measures reads: {err}")
-    if kind == "pd_dataframe":
-        frame = qrels[["query_id", "doc_id", "relevance"]]
-    elif kind == "dict_of_dict":
-        rows = [(q, d, g) for q, docs in qrels.items() for d, g in _items(docs, "qrels", q)]
-        frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
-    else:
-        frame = pd.DataFrame([(r.query_id, r.doc_id, r.relevance) for r in conv.as_namedtuple_iter()],
-                             columns=["query_id", "doc_id", "relevance"])
-    return frame.reset_index(drop=True)
+    return _frame(qrels, QrelsConverter, "qrels", "relevance")
 
 
 def _run_frame(run: Any) -> pd.DataFrame:
-    conv = RunConverter(run)
+    return _frame(run, RunConverter, "run", "score")
+
+
+def _frame(data: Any, converter: Any, what: str, value: str) -> pd.DataFrame:
+    """``query_id, doc_id, <value>`` from any form ir-measures reads (its converter tells which)."""
+    conv = converter(data)
     kind, err = conv.predict_type()
+    columns = ["query_id", "doc_id", value]
     if kind == "UNKNOWN":
-        raise InputError(f"the run is in no format ir-measures reads: {err}")
+        raise InputError(f"the {what} {'are' if what == 'qrels' else 'is'} in no format ir-measures reads: {err}")
     if kind == "pd_dataframe":
-        frame = run[["query_id", "doc_id", "score"]]
+        frame = data[columns]
     elif kind == "dict_of_dict":
-        rows = [(q, d, s) for q, docs in run.items() for d, s in _items(docs, "run", q)]
-        frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+        rows = [(q, d, v) for q, docs in data.items() for d, v in _items(docs, what, q)]
+        frame = pd.DataFrame(rows, columns=columns)
     else:
-        frame = pd.DataFrame([(r.query_id, r.doc_id, r.score) for r in conv.as_namedtuple_iter()],
-                             columns=["query_id", "doc_id", "score"])
+        frame = pd.DataFrame([(r.query_id, r.doc_id, getattr(r, value)) for r in conv.as_namedtuple_iter()],
+                             columns=columns)
     return frame.reset_index(drop=True)
 
 

@@ -174,7 +174,7 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
     [(3, 0, False), (1, 3, True)]
     """
     import pyarrow.parquet as pq
-    from .stream import _Progress
+    from .._progress import ProgressBar
 
     files = parquet_files(path)
     names = _names(files, "run")
@@ -189,7 +189,7 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
     if not sizes.sum():
         raise InputError("no run row: the table is empty", file=files[0])
     block_rows = max(1, int(min(block_rows, sizes.sum())))
-    bar = _Progress(progress, int(sizes.sum()), os.path.basename(os.fspath(path)), "rows")
+    bar = ProgressBar(progress, int(sizes.sum()), os.path.basename(os.fspath(path)), "rows")
 
     def batches() -> Iterator[pa.RecordBatch]:
         for f, reader in zip(files, readers):

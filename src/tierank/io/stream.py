@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import sys
 import tempfile
 import zlib
 from dataclasses import dataclass, replace
@@ -53,7 +52,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import _engines as E
-from .._progress import delay as progress_delay
+from .._progress import ProgressBar
 from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from ..data.join import _duplicate_error
 from ..data.ranked import concat_ranges
@@ -68,7 +67,6 @@ __all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
 DEFAULT_BLOCK_ROWS = 1 << 18
 _READ_BYTES = 1 << 22          # bytes read from the file at a time
 _MAX_BUCKETS = 256             # temporary files of the second pass, at most
-_PROGRESS_DELAY = 0.5          # seconds before the progress bar shows up
 
 
 class _NotGrouped(Exception):
@@ -199,29 +197,6 @@ def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
                    lines=None if cols.lines is None else cols.lines[rows])
 
 
-class _Progress:
-    """A tqdm bar on stderr (None: only when stderr is a terminal)."""
-
-    def __init__(self, enabled: bool | None, total: int | None, desc: str, unit: str) -> None:
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        self.bar = None
-        if enabled:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr, leave=False,
-                            dynamic_ncols=True, delay=progress_delay(_PROGRESS_DELAY))
-
-    def update(self, n: int) -> None:
-        if self.bar is not None and n:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
 def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, format: str | None = None,
                 spool: _StdinSpool | None = None) -> Iterator[tuple[Columns, int, bool]]:
     """The rows of a TREC (or MS MARCO) run file in blocks of whole queries.
@@ -258,7 +233,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
         base = source.open() if source is not None else open(path, "rb")
         total = os.fstat(base.fileno()).st_size
     raw = _Prefixed(base, tee)
-    bar = _Progress(progress, total, os.path.basename(name), "B")
+    bar = ProgressBar(progress, total, os.path.basename(name), "B")
     layout = None
     try:
         gz = raw.prefix == b"\x1f\x8b"

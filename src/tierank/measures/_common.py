@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 from ..ties.groups import TieStats
@@ -55,3 +57,14 @@ def k_prime(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:
 # The parameters each preference reads: orderings are cached per (preference, these values).
 binary_preference.params = ("rel",)  # type: ignore[attr-defined]
 grade_preference.params = ()  # type: ignore[attr-defined]
+
+
+def chunks(terms: np.ndarray, size: int) -> Iterator[np.ndarray]:
+    """Consecutive index ranges of ``terms`` whose sum stays within ``size`` (at least one index each):
+    the rows of a flat enumeration evaluated at once, so memory stays bounded."""
+    ends = np.cumsum(terms)
+    first = 0
+    while first < len(terms):   # loop over chunks of whole rows
+        last = max(int(np.searchsorted(ends, ends[first] - terms[first] + size, side="right")), first + 1)
+        yield np.arange(first, last)
+        first = last

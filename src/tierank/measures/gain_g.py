@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..ties.groups import TieStats, within_query_exclusive_cumsum
-from ._common import divide
+from ._common import chunks, divide
 from ._spec import Measure, MeasureFamily, QueryError
 from ._trec import TrecName
 from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, item_gains
@@ -171,13 +171,8 @@ def _tie_means(levels: tuple[np.ndarray, np.ndarray], before: np.ndarray, base: 
     n = counts.sum(axis=1)
     log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(n.max(initial=1)) + 1)))))
     row_sum = np.zeros(len(row_tie))
-    ends = np.cumsum(terms)
-    first = 0
-    while first < len(row_tie):   # loop over chunks of whole rows
-        last = max(int(np.searchsorted(ends, ends[first] - terms[first] + CHUNK, side="right")), first + 1)
-        rows = np.arange(first, last)
+    for rows in chunks(terms, CHUNK):   # loop over chunks of whole rows
         row_sum[rows] = _chunk_sums(rows, terms, row_tie, row_level, others, values, n, before, base, C, log_fact)
-        first = last
     per_row = row_sum * counts[row_tie, row_level] / n[row_tie]
     return np.bincount(row_tie, weights=per_row, minlength=len(n))
 

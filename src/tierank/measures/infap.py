@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ties.groups import TieStats, within_query_exclusive_cumsum
-from ._common import REL, divide
+from ._common import REL, chunks, divide
 from ._spec import Measure, MeasureFamily, QueryError
 from ._trec import TrecName
 
@@ -102,13 +102,8 @@ def _tie_means(r, mj, uj, x, A, M, U, t) -> np.ndarray:
     terms = r * (mj + 1) * (other + 1)
     out = np.zeros(len(r))
     log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int((r + mj + other).max()) + 1)))))
-    ends = np.cumsum(terms)
-    first = 0
-    while first < len(r):   # loop over chunks of whole ties
-        last = max(int(np.searchsorted(ends, ends[first] - terms[first] + CHUNK, side="right")), first + 1)
-        sel = np.arange(first, last)
+    for sel in chunks(terms, CHUNK):   # loop over chunks of whole ties
         out[sel] = _chunk_means(sel, terms, r, mj, other, uj, A, M, U, t, log_fact)
-        first = last
     return out
 
 
