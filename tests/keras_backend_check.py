@@ -156,6 +156,15 @@ def section_core() -> None:
         want = reference(name, S[:1], Yp[:1], M[:1], 2, "expected")
         got = float(cls(k=2)(Yp[0], S[0]))
         R.check(close(got, want[0], 1e-5), f"{name} unbatched: {got} != {want[0]}")
+    # infinite scores, 0.0 and -0.0 (equal: a tie) and padding: the one-sort orders of the backends
+    S2 = np.array([[np.inf, 0.0, -0.0, -np.inf, 1.0, 0.0, -np.inf], [0.0, -np.inf, -0.0, 2.0, np.inf, -0.0, 5.0]])
+    Y2 = np.array([[1.0, 0.0, 2.0, 1.0, 0.0, 1.0, 3.0], [2.0, 1.0, 0.0, 0.0, 1.0, 3.0, 1.0]])
+    M2 = np.array([[True, True, True, True, True, True, False], [True, True, True, True, False, True, False]])
+    for name, cls in CLASSES.items():
+        for ties in TIES:
+            want = reference(name, S2, np.where(M2, Y2, -1.0), M2, None, ties)
+            got = to_np(cls(ties=ties, seed=SEED).per_list({"labels": Y2, "mask": M2}, S2)[0])
+            R.check(close(got, want, 1e-5), f"{name} ties={ties} with inf and -0.0 scores: {got} != {want}")
     # per-item weights with ties: the mean over every ordering of keras-rs's formulas (numpy, brute force)
     brute_force_item_weights()
     # shuffle_ties spellings

@@ -132,6 +132,15 @@ class KerasOps(Ops):
     def sort_descending(self, x: Any) -> Any:
         return -self.k.sort(-x, axis=-1)
 
+    def order_by_score(self, scores: Any, mask: Any) -> Any:
+        if self.backend != "jax":
+            return super().order_by_score(scores, mask)
+        import jax.numpy as jnp
+
+        # one stable sort: jax sorts NaN after every number (-inf and +inf included), as numpy does
+        key = jnp.where(mask, -scores, jnp.nan)
+        return jnp.argsort(key, axis=-1, stable=True).astype("int32")
+
     def group_sum(self, values: Any, group: Any) -> Any:
         if self.backend == "tensorflow":
             import tensorflow as tf
