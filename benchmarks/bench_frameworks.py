@@ -100,9 +100,6 @@ def keras_worker(backend: str, repeat: int) -> list[dict]:
             row["median_ms"] = 1e3 * statistics.median(times)
         except Exception as e:   # noqa: BLE001 - a row saying why
             row["note"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
-        if backend == "torch":
-            row["note"] = (row.get("note", "") + " torch.compile of Keras's stateless_update_state is slower "
-                           "than eager here (guards / recompilation), see the eager row").strip()
         rows.append(row)
         eager = {"framework": f"Keras ({backend})", "library": lib,
                  "what": f"NDCG@{K} update_state + result, {B} x {L} batch, eager", "runs": repeat}
