@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import gzip
 import os
+import queue
 import tempfile
+import threading
 import zlib
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
@@ -483,6 +485,53 @@ def is_parquet(path: Any) -> bool:
         return False
 
 
+def _read_ahead(blocks: Iterator[Any]) -> Iterator[Any]:
+    """``blocks``, the next one read on a thread while the caller evaluates the current one (reading and
+    pyarrow's parsing release the GIL): one block ahead, so memory grows by one block; the reader's
+    errors are raised where the block would have come, and the reader stops when the caller does."""
+    ready: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    end = object()
+
+    def read() -> None:
+        try:
+            for item in blocks:
+                while not stop.is_set():
+                    try:
+                        ready.put((item, None), timeout=0.05)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            ready.put((end, None))
+        except BaseException as err:   # noqa: BLE001 - handed to the caller's thread, raised there
+            ready.put((None, err))
+        finally:
+            close = getattr(blocks, "close", None)
+            if close is not None:
+                close()
+
+    reader = threading.Thread(target=read, name="tierank-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while True:
+            item, err = ready.get()
+            if err is not None:
+                raise err
+            if item is end:
+                return
+            yield item
+    finally:
+        stop.set()
+        while reader.is_alive():   # let a reader blocked on the full queue see the stop
+            try:
+                ready.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        reader.join()
+
+
 @dataclass
 class _Source:
     """A run file: its blocks, how many buckets a second pass needs, what to say when it is not grouped."""
@@ -596,7 +645,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
     driver = _Driver(q, opts, evaluate_block)
     q_checked = False
     try:
-        for cols, row0, last in source.blocks():
+        for cols, row0, last in _read_ahead(source.blocks()):
             cols = normalized(cols, "score")
             if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
                 check_same_id_kinds(cols, q)
