@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import tierank
 from tierank.io.parquet import read_run_parquet
+from tierank.errors import InputError
 from tierank.io.stream import trec_blocks
 
 MEASURES = ["nDCG@10", "AP", "P@5", "RR", "R@100", "NumRet", "P(rel=2)@3", "Rprec"]
@@ -412,3 +413,31 @@ def test_cli_streams_text_and_parquet(tmp_path):
     run.to_parquet(folder / "p.parquet")
     result = CliRunner().invoke(main, ["eval", str(tmp_path / "qrels.txt"), str(folder), "-m", "AP"])
     assert result.exit_code == 0, result.output
+
+
+def test_read_ahead_keeps_order_raises_in_place_and_stops_with_the_caller():
+    import threading
+
+    from tierank.io.stream import _read_ahead
+
+    closed = []
+
+    def blocks(fail_at=None):
+        try:
+            for i in range(6):
+                if i == fail_at:
+                    raise InputError(f"run.txt:{i}: bad line")
+                yield i
+        finally:
+            closed.append(threading.current_thread().name)
+
+    assert list(_read_ahead(blocks())) == list(range(6))
+    got = []
+    with pytest.raises(InputError, match="run.txt:4: bad line"):
+        for i in _read_ahead(blocks(fail_at=4)):
+            got.append(i)
+    assert got == [0, 1, 2, 3]                  # every block before the bad one, then its error
+    it = _read_ahead(blocks())
+    assert next(it) == 0
+    it.close()                                  # the caller stops early (an error in its evaluation)
+    assert len(closed) == 3 and not any(t.name == "tierank-read-ahead" for t in threading.enumerate())
