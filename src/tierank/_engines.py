@@ -26,7 +26,7 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -327,6 +327,19 @@ def to_results(frame: pd.DataFrame, opts: Options) -> Results:
         return pd.DataFrame(data, index=index)
     return Results(per_query=part(""), lower=part("_lower") if opts.bounds else None,
                    upper=part("_upper") if opts.bounds else None, ties=opts.ties, measures=opts.measures)
+
+
+def compare_collected(evaluate: Callable[..., Any], qrels: Any, runs: Mapping[str, Any], measures: Any, *,
+                      test: str, alpha: float, correction: str, n_resamples: int, seed: int,
+                      **options: Any) -> Any:
+    """``compare`` of an engine: each run evaluated by the engine's ``evaluate``, the paired tests on the
+    collected per-query values (:meth:`tierank.Comparison.from_results`)."""
+    from .compare import Comparison
+
+    measures = [measures] if isinstance(measures, str) else list(measures)
+    results = {name: evaluate(qrels, run, measures, seed=seed, **options).collect() for name, run in runs.items()}
+    return Comparison.from_results(results, {m: m for m in measures}, test=test, alpha=alpha,
+                                   correction=correction, n_resamples=n_resamples, seed=seed)
 
 
 def is_integer_like(labels: np.ndarray) -> bool:

@@ -153,9 +153,5 @@ def compare(qrels: Any, runs: Mapping[str, Any], measures: str | Iterable[str], 
 
     ``options``: ``ties``, ``missing``, ``no_relevant``, ... as for :func:`evaluate`.
     """
-    from .compare import Comparison
-
-    measures = [measures] if isinstance(measures, str) else list(measures)
-    results = {name: evaluate(qrels, run, measures, seed=seed, **options).collect() for name, run in runs.items()}
-    return Comparison.from_results(results, {m: m for m in measures}, test=test, alpha=alpha,
-                                   correction=correction, n_resamples=n_resamples, seed=seed)
+    return E.compare_collected(evaluate, qrels, runs, measures, test=test, alpha=alpha, correction=correction,
+                               n_resamples=n_resamples, seed=seed, **options)
