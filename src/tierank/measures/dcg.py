@@ -98,6 +98,17 @@ def item_gains(m: Measure, grades: np.ndarray, shift: np.ndarray | None = None) 
     return out
 
 
+def ideal_gains(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The judged documents of positive gain, as runs (query, gain, count) sorted by query, then gain
+    descending: every query's ideal ranking (G, NDCGRel and Rndcg build their ideal weights on it)."""
+    j = g.judged
+    gains = item_gains(m, j.grade)
+    keep = gains > 0
+    q, gain, count = j.query[keep], gains[keep], j.count[keep]
+    order = np.lexsort((-gain, q))
+    return q[order], gain[order], count[order]
+
+
 def _custom_gains(fn: Any, grades: np.ndarray) -> np.ndarray:
     """A user's gain function on grades >= 0, checked: one finite gain >= 0 per grade."""
     try:

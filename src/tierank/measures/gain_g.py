@@ -28,7 +28,8 @@ from ..ties.groups import TieStats, within_query_exclusive_cumsum
 from ._common import chunks, divide
 from ._spec import Measure, MeasureFamily, QueryError
 from ._trec import TrecName
-from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, item_gains
+from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
+                  item_gains)
 
 __all__ = ["FAMILIES", "BUDGET", "TOTAL_BUDGET"]
 
@@ -43,12 +44,7 @@ _BOUNDS_TOTAL_BUDGET = 100_000_000   # the bounds' dynamic programme runs in Pyt
 
 def _costs(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(C at every retrieved position, flat by query; its query offsets; total ideal gain per query)."""
-    j = g.judged
-    gains = item_gains(m, j.grade)
-    keep = gains > 0
-    q, gain, count = j.query[keep], gains[keep], j.count[keep]
-    order = np.lexsort((-gain, q))
-    q, gain, count = q[order], gain[order], count[order]
+    q, gain, count = ideal_gains(g, m)
     total = np.bincount(q, weights=gain * count, minlength=g.n_queries)
     flat_q, flat_gain = np.repeat(q, count), np.repeat(gain, count)
     start = np.searchsorted(flat_q, np.arange(g.n_queries))

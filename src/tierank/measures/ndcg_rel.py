@@ -21,19 +21,15 @@ from ..ties.groups import TieStats, position_prefix, within_query_exclusive_cums
 from ._common import divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
-from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, item_gains
+from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
+                  item_gains)
 
 __all__ = ["FAMILIES"]
 
 
 def _ideal_weights(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndarray]:
     """Per retrieved position, w = 1 / IDCG@min(i, P); and P per query."""
-    j = g.judged
-    gains = item_gains(m, j.grade)
-    keep = gains > 0
-    q, gain, count = j.query[keep], gains[keep], j.count[keep]
-    order = np.lexsort((-gain, q))
-    q, gain, count = q[order], gain[order], count[order]
+    q, gain, count = ideal_gains(g, m)
     P = np.bincount(q, weights=count, minlength=g.n_queries).astype(np.int64)
     reach = np.minimum(P, g.lengths)                 # ideal ranks needed: up to the list's length
     flat_q = np.repeat(q, count)

@@ -18,19 +18,15 @@ from ..ties.groups import TieStats, position_prefix, position_sum
 from ._common import REL, divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
-from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, item_gains
+from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
+                  item_gains)
 
 __all__ = ["FAMILIES"]
 
 
 def _records(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query, cutoff k, ideal DCG) of every record, sorted by query."""
-    j = g.judged
-    gains = item_gains(m, j.grade)
-    keep = gains > 0
-    q, gain, count = j.query[keep], gains[keep], j.count[keep]
-    order = np.lexsort((-gain, q))
-    q, gain, count = q[order], gain[order], count[order]
+    q, gain, count = ideal_gains(g, m)
     # runs of equal gain within a query end at the ranks where the ideal gain changes
     last = np.ones(len(q), dtype=bool)
     last[:-1] = (q[1:] != q[:-1]) | (gain[1:] != gain[:-1])
