@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from .._user_functions import call_checked
 from ..ties.groups import TieStats, position_prefix, position_sum
 from ._common import divide
 from ._spec import Measure, MeasureFamily, Param, QueryError, choice_param
@@ -111,20 +111,7 @@ def ideal_gains(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def _custom_gains(fn: Any, grades: np.ndarray) -> np.ndarray:
     """A user's gain function on grades >= 0, checked: one finite gain >= 0 per grade."""
-    try:
-        out = np.asarray(fn(grades.copy()), dtype=np.float64)
-    except Exception as err:   # the user's function failed: say which one
-        raise InputError(f"the gain function {getattr(fn, '__name__', fn)!r} failed on an array of grades: "
-                         f"{err}") from None
-    if out.shape != grades.shape:
-        raise InputError(f"the gain function must return one gain per grade (vectorised over a numpy array), "
-                         f"got shape {out.shape} for {grades.shape}")
-    bad = ~np.isfinite(out) | (out < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(f"the gain function gives {out[i]!r} for grade {grades[i]:g}; gains must be finite "
-                         "and >= 0")
-    return out
+    return call_checked(fn, grades, what="gain", of="grade", each="gain")
 
 
 # Exponent of the largest gain a query's DCG may sum before its values are scaled by 2**-shift: sums of

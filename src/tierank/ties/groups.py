@@ -166,21 +166,10 @@ def position_prefix(kind: str, n: int) -> np.ndarray:
 def _custom_discount(fn: Callable, ranks: np.ndarray, check_order: bool = True) -> np.ndarray:
     """A user's discount at the given 1-based ranks, checked: finite, >= 0, and (over consecutive
     ranks) non-increasing, since the bounds assume it."""
+    from .._user_functions import call_checked
     from ..errors import InputError
 
-    try:
-        values = np.asarray(fn(ranks.copy()), dtype=np.float64)
-    except Exception as err:   # the user's function failed: say which one
-        raise InputError(f"the discount function {getattr(fn, '__name__', fn)!r} failed on an array of "
-                         f"ranks: {err}") from None
-    if values.shape != ranks.shape:
-        raise InputError(f"the discount function must return one value per rank (vectorised over a numpy "
-                         f"array), got shape {values.shape} for {ranks.shape}")
-    bad = ~np.isfinite(values) | (values < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(f"the discount function gives {values[i]!r} at rank {ranks[i]:g}; discounts must be "
-                         "finite and >= 0")
+    values = call_checked(fn, ranks, what="discount", of="rank")
     if check_order and len(values) > 1 and (np.diff(values) > 0).any():
         i = int(np.argmax(np.diff(values) > 0))
         raise InputError(f"the discount function increases from rank {i + 1} to {i + 2} ({values[i]!r} < "
