@@ -10,6 +10,7 @@ retrieved documents sits in ties that can change the measure.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -216,9 +217,12 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
         raise tierank.InputError("no measure given (text measures such as RelString have no tie report)")
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
     objects = {str(m): m for m in parsed.values()}
+    from .io.trec import TextInput
+
+    is_file = isinstance(run, (str, os.PathLike, TextInput))   # as tierank.evaluate tells a file
     if name is None:
-        name = str(run) if isinstance(run, str) or hasattr(run, "__fspath__") else "run"
-    if isinstance(run, str) or hasattr(run, "__fspath__"):   # a file: streamed in blocks of whole queries
+        name = (run.name if isinstance(run, TextInput) else str(run)) if is_file else "run"
+    if is_file:   # streamed in blocks of whole queries
         from .io.stream import evaluate_file
 
         parts = _Parts(objects, no_relevant)

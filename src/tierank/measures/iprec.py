@@ -143,7 +143,7 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
 def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
     """An error up front, naming the costliest tie and its query, when the exact expectation would take too
     long: the work is about (values a tie's maximum can take) x r x (n + 1) for ties of several relevant."""
-    a, t, n, r, k0 = tie
+    _, _, n, r, k0 = tie
     cost = ((r - k0 + 1) * (n - r + 1) * np.where(r > 1, r * (n + 1), 1)).astype(np.float64)
     if not len(cost):
         return
@@ -161,10 +161,11 @@ def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
     if per_query.max() > BUDGET:
         qw = int(np.argmax(per_query))
         mine = np.flatnonzero(g.group_query[groups] == qw)
-        c = int(groups[mine[np.argmax(cost[mine])]])
+        i = mine[np.argmax(cost[mine])]
+        c = int(groups[i])
         raise QueryError(f"interpolated precision: the tie at ranks {int(g.group_first[c]) + 1}-"
                          f"{int(g.group_first[c] + g.group_size[c])} ({int(g.group_size[c])} documents, "
-                         f"{int(r[mine[np.argmax(cost[mine])]])} relevant) is beyond the exact method's budget "
+                         f"{int(r[i])} relevant) is beyond the exact method's budget "
                          f"(cost {per_query[qw]:.3g} > {BUDGET:.3g}); use a fixed tie mode or bounds", qw)
 
 
