@@ -5,7 +5,7 @@ trec_eval's definition (m_ndcg_rel.c): with P judged documents of positive gain 
 retrieved gains up to rank i and IDCG@i the ideal gains (the judged gains sorted descending).
 
 Tie-aware (docs/maths.md, "nDCG averaged over relevant documents"): the weights ``w_i = 1/IDCG@min(i, P)``
-are fixed per position, so the mean is ``Σ_i w_i E[b_i DCG@i]`` (b: positive gain) plus a linear term.
+are fixed per position (one number from rank P on), so the mean is ``Σ_i w_i E[b_i DCG@i]`` (b: positive gain) plus a linear term.
 At offset j of a tie after t items, with p positive items of total gain G among n,
 ``E[b_i DCG@i] = (p/n) E[DCG@t] + κ (PD(t+j-1) - PD(t)) + (G/n) D(t+j)``, ``κ = G (p-1) / (n (n-1))``
 (fact 2: the gain of another item of the tie at an earlier offset), with PD the prefix sums of the
@@ -27,11 +27,12 @@ from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference
 __all__ = ["FAMILIES"]
 
 
-def _ideal_weights(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndarray]:
-    """Per retrieved position, w = 1 / IDCG@min(i, P); and P per query."""
+def _ideal_dcg_by_rank(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(IDCG@1, IDCG@2, ... up to IDCG@reach, flat by query; each query's offset there; reach per query),
+    with reach = min(P, list length) the ideal ranks a weight ``1 / IDCG@min(i, P)`` can use; and P."""
     q, gain, count = ideal_gains(g, m)
     P = np.bincount(q, weights=count, minlength=g.n_queries).astype(np.int64)
-    reach = np.minimum(P, g.lengths)                 # ideal ranks needed: up to the list's length
+    reach = np.minimum(P, g.lengths)
     flat_q = np.repeat(q, count)
     flat_gain = np.repeat(gain, count)
     start = np.searchsorted(flat_q, np.arange(g.n_queries))
@@ -40,34 +41,47 @@ def _ideal_weights(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, n
     flat_q, flat_gain, rank = flat_q[use], flat_gain[use], rank[use]
     D = position_prefix(disc, int(g.lengths.max()) + 1)
     disc_at = (D[rank + 1] - D[rank]).astype(np.float64)
-    cum = within_query_exclusive_cumsum(flat_gain * disc_at, flat_q,
-                                        np.searchsorted(flat_q, np.arange(g.n_queries))) + flat_gain * disc_at
-    ideal_start = np.searchsorted(flat_q, np.arange(g.n_queries))
-    # the IDCG at each retrieved position i (1-based): ideal rank min(i, P) - 1
-    item_q = np.repeat(np.arange(g.n_queries), g.lengths)
-    pos = np.arange(len(item_q)) - np.repeat(np.cumsum(g.lengths) - g.lengths, g.lengths)   # 0-based
-    at = ideal_start[item_q] + np.minimum(pos, np.maximum(reach[item_q] - 1, 0))
-    w = np.zeros(len(item_q))
-    ok = reach[item_q] > 0
-    w[ok] = 1.0 / cum[at[ok]]
-    return w, P
+    first = np.searchsorted(flat_q, np.arange(g.n_queries))
+    idcg = within_query_exclusive_cumsum(flat_gain * disc_at, flat_q, first) + flat_gain * disc_at
+    return idcg, first, reach, P
+
+
+def _weighted_tie_sums(g: TieStats, m: Measure, disc: object) -> tuple[tuple, np.ndarray]:
+    """Per tie, Σ w_i, Σ w_i PD(i - 1) and Σ w_i D(i) over its positions i (w_i = 1 / IDCG@min(i, P));
+    and P per query. From rank ``reach`` on, w is one number per query, so those positions' sums come from
+    prefix sums over positions; only the ranks below ``reach`` (at most P per query) are visited one by one."""
+    idcg, first, reach, P = _ideal_dcg_by_rank(g, m, disc)
+    PD = position_prefix(disc, int(g.lengths.max()) + 1)
+    CPD = np.zeros(len(PD) + 1, dtype=PD.dtype)
+    np.cumsum(PD, out=CPD[1:])                       # CPD[k] = Σ_{j < k} PD(j)
+    q, t, n = g.group_query, g.group_first.astype(np.int64), g.group_size.astype(np.int64)
+    last = reach[q] - 1                              # 0-based position from which w stays constant
+    has = reach[q] > 0
+    w_tail = np.zeros(g.n_groups)
+    w_tail[has] = 1.0 / idcg[first[q[has]] + last[has]]
+    lo = np.maximum(t, last)
+    hi = np.maximum(t + n, lo)
+    sums = [w_tail * (hi - lo), w_tail * (CPD[hi] - CPD[lo]).astype(np.float64),
+            w_tail * (PD[hi] - PD[lo]).astype(np.float64)]
+    # positions below `last`: a weight each
+    head = np.where(has, np.clip(last - t, 0, n), 0)
+    tie = np.repeat(np.arange(g.n_groups), head)
+    pos = np.arange(len(tie)) - np.repeat(np.cumsum(head) - head, head) + t[tie]   # 0-based
+    w = 1.0 / idcg[first[q[tie]] + pos]
+    for i, v in enumerate((w, w * PD[pos].astype(np.float64), w * (PD[pos + 1] - PD[pos]).astype(np.float64))):
+        sums[i] = sums[i] + np.bincount(tie, weights=v, minlength=g.n_groups)
+    return tuple(sums), P
 
 
 def ndcg_rel(g: TieStats, m: Measure) -> np.ndarray:
     disc = m["discount"]
-    w, P = _ideal_weights(g, m, disc)
+    (SW, SWPD, SWD), P = _weighted_tie_sums(g, m, disc)
     gains_key = ("gain", m["gain"], repr(m["gains"]))
     G = g.group_sum(gains_key, lambda x, _q: item_gains(m, x))
     p = g.group_sum(("positive_gain", m["gain"], repr(m["gains"])), lambda x, _q: item_gains(m, x) > 0)
     n = g.group_size.astype(np.float64)
     t = g.group_first
     PD = position_prefix(disc, int(g.lengths.max()) + 1)
-    start_item = np.repeat(np.cumsum(g.lengths) - g.lengths, np.diff(g.query_groups)) + t   # global index
-    pos = (np.arange(len(w)) - np.repeat(np.cumsum(g.lengths) - g.lengths, g.lengths))          # 0-based
-    D_at = (PD[pos + 1] - PD[pos]).astype(np.float64)
-    PD_before = PD[pos].astype(np.float64)
-    sums = [_segment_sums(v, start_item, g.group_size) for v in (w, w * PD_before, w * D_at)]
-    SW, SWPD, SWD = sums
     tie_dcg = G / n * (PD[t + g.group_size] - PD[t]).astype(np.float64)   # expected DCG of each tie
     dcg_before = within_query_exclusive_cumsum(tie_dcg, g.group_query, g.query_groups[:-1])
     kappa = divide(G * (p - 1), n * (n - 1))
@@ -88,13 +102,6 @@ def _total_idcg(g: TieStats, m: Measure, disc: object) -> np.ndarray:
         return g.judged.ideal_dcg(("gain", m["gain"], repr(m["gains"])), lambda x, _q: item_gains(m, x), disc, None)
     return g.judged.ideal_dcg(("gain", m["gain"], repr(m["gains"]), "custom"), lambda x, _q: item_gains(m, x),
                               disc, None)
-
-
-def _segment_sums(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """Σ values[start : start + size] per segment, in long double prefix sums."""
-    c = np.zeros(len(values) + 1, dtype=np.longdouble)
-    np.cumsum(values, out=c[1:])
-    return (c[start + size] - c[start]).astype(np.float64)
 
 
 FAMILIES = [
