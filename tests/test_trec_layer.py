@@ -188,6 +188,37 @@ def test_relstring_of_a_fixed_order_is_the_grades_in_that_order(items, length):
     assert got == want
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 2), st.sampled_from([None, -1, 0, 1, 2, 10, 0.5])),
+                         min_size=1, max_size=30), min_size=1, max_size=4),
+       st.integers(0, 12))
+def test_relstring_under_expected_brackets_each_tie_shown(queries, length):
+    # the documented string, built query by query here: groups of equal score, best first; a group
+    # starting within the first `length` documents is its character, or "[" + its characters sorted
+    # descending (the first `length` of them) + "+N" for the N more + "]"; ties of up to 30 documents
+    # give two-digit N
+    run = {f"q{i}": {f"d{j}": float(s) for j, (s, _) in enumerate(items)} for i, items in enumerate(queries)}
+    qrels = {f"q{i}": {f"d{j}": g for j, (_, g) in enumerate(items) if g is not None} | {"zz": 1}
+             for i, items in enumerate(queries)}
+    char = {None: "-", -1: ".", 10: ">", 0.5: "?"}
+    want = {}
+    for q, docs in run.items():
+        text, seen = "", 0
+        for score in sorted(set(docs.values()), reverse=True):
+            group = sorted((char.get(qrels[q].get(d), str(qrels[q].get(d))) for d in docs if docs[d] == score),
+                           reverse=True)
+            if seen < length:
+                if len(group) == 1:
+                    text += group[0]
+                else:
+                    more = len(group) - length
+                    text += "[" + "".join(group[:length]) + (f"+{more}" if more > 0 else "") + "]"
+            seen += len(group)
+        want[q] = text
+    got = tierank.evaluate(qrels, run, [f"RelString(length={length})"]).per_query.iloc[:, 0].to_dict()
+    assert got == want
+
+
 def test_relstring_of_a_query_missing_from_the_run_is_empty():
     res = tierank.evaluate({"a": {"d": 1}, "b": {"d": 1}}, {"a": {"d": 1.0}}, ["relstring"], missing="zero")
     assert res.per_query["relstring"].tolist() == ["1", ""]

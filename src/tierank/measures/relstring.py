@@ -16,13 +16,15 @@ within the first ``length`` documents is shown whole, or as its first ``length``
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from ..ties.groups import TieStats
+from ..ties.groups import TieStats, within_query_exclusive_cumsum
 from ._spec import Measure, MeasureFamily, Param, real_param
 from ._trec import TrecName
 
 __all__ = ["FAMILIES"]
+
+
+_DIGITS = np.array(list("0123456789"), dtype="<U1")
 
 
 def _chars(grades: np.ndarray) -> np.ndarray:
@@ -44,19 +46,30 @@ def relstring(g: TieStats, m: Measure) -> np.ndarray:
     chars = _chars(grades)
     sizes = np.diff(ptr)
     query = g.group_query[shown]
-    if (sizes == 1).all():   # fixed orders: a (queries x length) character matrix, one string per row
-        table = np.full((g.n_queries, max(length, 1)), "", dtype="<U1")
-        table[query, g.group_first[shown]] = chars
-        return table.view(f"<U{max(length, 1)}").ravel().astype(object)
-    texts = chars[ptr[:-1]].astype(object)
-    for i in np.flatnonzero(sizes > 1):   # loop over the ties shown (expected mode only)
-        group = np.sort(chars[ptr[i]:ptr[i + 1]])[::-1]
-        more = len(group) - length
-        texts[i] = "[" + "".join(group[:length]) + (f"+{more}" if more > 0 else "") + "]"
-    out = np.full(g.n_queries, "", dtype=object)
-    joined = pd.Series(texts).groupby(query, sort=False).agg("".join)
-    out[joined.index.to_numpy()] = joined.to_numpy()
-    return out
+    tie = sizes > 1
+    kept = np.minimum(sizes, max(length, 1))          # characters shown of each group
+    more = np.where(tie, sizes - kept, 0)             # a tie's documents beyond them: "+N"
+    digits = np.where(more > 0, np.char.str_len(more.astype(str)), 0)
+    width = kept + 2 * tie + np.where(more > 0, 1 + digits, 0)
+    offset = within_query_exclusive_cumsum(width, query, np.searchsorted(query, np.arange(g.n_queries)))
+    offset = offset.astype(np.int64)
+    longest = int(np.bincount(query, weights=width, minlength=g.n_queries).max(initial=0))
+    table = np.full((g.n_queries, max(longest, 1)), "", dtype="<U1")   # one row of characters per query
+    # a tie's grades sorted descending (by character) inside its brackets
+    item_group = np.repeat(np.arange(len(shown)), sizes)
+    order = np.lexsort((-chars.view(np.uint32).astype(np.int64), item_group))
+    k = np.arange(len(chars)) - ptr[item_group]       # rank inside the group after sorting
+    use = k < kept[item_group]
+    table[query[item_group[use]], (offset + tie)[item_group[use]] + k[use]] = chars[order][use]
+    table[query[tie], offset[tie]] = "["
+    table[query[tie], (offset + width - 1)[tie]] = "]"
+    plus = more > 0
+    table[query[plus], (offset + 1 + kept)[plus]] = "+"
+    for d in range(int(digits.max(initial=0))):   # loop over the digits of N, most significant first
+        has = digits > d
+        digit = more[has] // 10 ** (digits[has] - 1 - d) % 10
+        table[query[has], (offset + 2 + kept + d)[has]] = _DIGITS[digit]
+    return table.view(f"<U{table.shape[1]}").ravel().astype(object)
 
 
 def _raw_grade_first(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
