@@ -45,20 +45,21 @@ def _weight(p: float, t: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.exp(t * lp) * -np.expm1(s * lp)     # exp underflows quietly to 0 far down the list
 
 
-def _item_values(g: TieStats, m: Measure) -> tuple[object, object]:
-    """(memo key, per-item value function): binary ``[grade >= rel]``, or with ``rel=None`` trec_eval's
-    graded gain, the grade divided by the query's largest judged grade when that exceeds 1."""
+def _group_values(g: TieStats, m: Measure) -> tuple[object, np.ndarray]:
+    """(memo key, per-group sum of the item values): binary ``[grade >= rel]``, or with ``rel=None``
+    trec_eval's graded gain, the grade divided by the query's largest judged grade when that exceeds 1
+    (the grades are summed first, exactly when they are whole, then divided by the query's scale)."""
     rel = m["rel"]
     if rel is not None:
-        return ("b", rel), lambda x, _q: x >= rel
+        return ("b", rel), g.group_sum(("b", rel), lambda x, _q: x >= rel)
     scale = g.memo("rbp_scale", lambda: np.maximum(g.judged.max_grade(), 1.0))
-    return "rbp_gain", lambda x, q: np.maximum(x, 0.0) / scale[q]
+    grades = g.group_sum("positive_grade", lambda x, _q: np.maximum(x, 0.0))
+    return "rbp_gain", grades / scale[g.group_query]
 
 
 def rbp(g: TieStats, m: Measure) -> np.ndarray:
     p = m["p"]
-    key, value = _item_values(g, m)
-    r = g.group_sum(key, value, with_query=m["rel"] is None)
+    key, r = _group_values(g, m)
     frac = divide(r, g.group_size)
     full = g.memo(("rbp_full", p, key), lambda: frac * _weight(p, g.group_first, g.group_size))
     return _top_k_weighted(g, m, frac, full, p)
