@@ -191,7 +191,7 @@ def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     F[single] = (n[pair][single] - o[single] + 1) / n[pair][single]
     one = r == 1
     base[one] = (n[one] - np.bincount(pair[single], minlength=len(a))[one]) / n[one]
-    for several, below in ((r == 2, _two_below), (r > 2, _placements_below)):
+    for several, below in ((r == 2, _two_below), (r == 3, _three_below), (r > 3, _placements_below)):
         rows_pair = np.concatenate([np.flatnonzero(several), pair[several[pair]]])
         rows_x = np.concatenate([L[several], x[several[pair]]])
         shares = below(a[rows_pair], t[rows_pair], n[rows_pair], r[rows_pair], k0[rows_pair], rows_x)
@@ -222,6 +222,30 @@ def _two_below(a, t, n, r, k0, x) -> np.ndarray:
     return (m * (lo - l1) + m * (m - 1) / 2) / (n * (n - 1) / 2)
 
 
+def _three_below(a, t, n, r, k0, x) -> np.ndarray:
+    """:func:`_placements_below` for ties of three relevant documents, in closed form: with the lowest
+    offsets made increasing (l1 >= 1, l2 > l1, l3 > l2), the placements number
+    ``Σ_{o2 = l2}^{n-1} (o2 - l1) (n - max(l3, o2 + 1) + 1)``, a sum of a linear and a quadratic
+    polynomial in o2 (docs/maths.md, "Interpolated precision")."""
+    l1 = np.where(k0 <= 1, _first_at_most(a + 1, t, x), 1).astype(np.float64)
+    l2 = np.where(k0 <= 2, _first_at_most(a + 2, t, x), 1).astype(np.float64)
+    l3 = _first_at_most(a + 3, t, x).astype(np.float64)
+    n = n.astype(np.float64)
+    l1 = np.maximum(l1, 1.0)
+    l2 = np.maximum(l2, l1 + 1)
+    l3 = np.maximum(l3, l2 + 1)
+    # o2 in l2 .. l3 - 2: o3 anywhere in l3 .. n
+    c1 = l3 - 1 - l2
+    first = np.maximum(n - l3 + 1, 0.0) * (c1 * (l2 - l1) + c1 * (c1 - 1) / 2)
+    # o2 in l3 - 1 .. n - 1: o3 in o2 + 1 .. n; with u = o2 - l1 and m = n - l1, Σ u (m - u)
+    m = n - l1
+    lo = l3 - 1 - l1
+    s1 = (m - 1) * m / 2 - (lo - 1) * lo / 2
+    s2 = (m - 1) * m * (2 * m - 1) / 6 - (lo - 1) * lo * (2 * lo - 1) / 6
+    second = np.where(l3 <= n, m * s1 - s2, 0.0)
+    return (first + second) / (n * (n - 1) * (n - 2) / 6)
+
+
 def _placements_below(a, t, n, r, k0, x) -> np.ndarray:
     """Per row, the share of the C(n, r) placements of a tie's relevant documents with every
     ``(a+k)/(t+o_k) <= x`` for k >= k0: a dynamic programme over the r order statistics, all rows at
@@ -239,21 +263,23 @@ def _placements_below(a, t, n, r, k0, x) -> np.ndarray:
 
 
 def _placements_chunk(a, t, n, r: int, k0, x) -> np.ndarray:
-    """:func:`_placements_below` for rows of ties of ``r`` relevant documents each."""
-    offsets = np.arange(int(n.max()) + 1)[None, :]
-    ways = np.zeros((len(a), offsets.shape[1]))
-    ways[:, 0] = 1.0
+    """:func:`_placements_below` for rows of ties of ``r`` relevant documents each. The table is laid out
+    (offset, row), so each step of the programme adds whole rows of the table (fast in numpy)."""
+    offsets = np.arange(int(n.max()) + 1)[:, None]
+    ways = np.zeros((offsets.shape[0], len(a)))
+    ways[0] = 1.0
     for kk in range(1, r + 1):   # loop over the k-th relevant document: it lies after the (k-1)-th
         lowest = np.where(kk >= k0, _first_at_most(a + kk, t, x), 1)
-        allowed = (offsets >= lowest[:, None]) & (offsets <= (n - r + kk)[:, None])
-        cum = np.cumsum(ways, axis=1)
-        ways[:, 1:] = cum[:, :-1]
-        ways[:, 0] = 0.0
-        ways *= allowed
+        np.cumsum(ways, axis=0, out=ways)
+        ways[1:] = ways[:-1].copy()
+        ways[0] = 0.0
+        ways[offsets < lowest[None, :]] = 0.0
+    # offsets past n hold placements that do not fit in the tie (padding, or a document beyond it)
+    total = np.where(offsets <= n[None, :], ways, 0.0).sum(axis=0)
     comb = np.ones(len(a))
     for i in range(1, r + 1):   # C(n, r) = prod_{i <= r} (n - r + i) / i
         comb = comb * (n - r + i) / i
-    return ways.sum(axis=1) / comb
+    return total / comb
 
 
 def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, F: np.ndarray, pair: np.ndarray,
