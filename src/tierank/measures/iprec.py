@@ -263,23 +263,31 @@ def _placements_below(a, t, n, r, k0, x) -> np.ndarray:
 
 
 def _placements_chunk(a, t, n, r: int, k0, x) -> np.ndarray:
-    """:func:`_placements_below` for rows of ties of ``r`` relevant documents each. The table is laid out
-    (offset, row), so each step of the programme adds whole rows of the table (fast in numpy)."""
-    offsets = np.arange(int(n.max()) + 1)[:, None]
-    ways = np.zeros((offsets.shape[0], len(a)))
-    ways[0] = 1.0
+    """:func:`_placements_below` for rows of ties of ``r`` relevant documents each.
+
+    ``ways[i]`` counts the placements of the first k relevant documents with the k-th at offset
+    ``o = k + i`` (it cannot lie before offset k, nor after n - r + k): stored so, the next document's
+    counts are the running sum of these, with no shift. The table is laid out (slot, row), so each step
+    adds whole rows of it (fast in numpy), and it is only ``n - r + 1`` slots wide."""
+    slot = np.arange(int((n - r).max()) + 1)[:, None]
+    ways = np.where(slot <= (n - r)[None, :], 1.0, 0.0)   # the first document at offset 1 + i, if it fits
     for kk in range(1, r + 1):   # loop over the k-th relevant document: it lies after the (k-1)-th
+        if kk > 1:
+            np.cumsum(ways, axis=0, out=ways)
         lowest = np.where(kk >= k0, _first_at_most(a + kk, t, x), 1)
-        np.cumsum(ways, axis=0, out=ways)
-        ways[1:] = ways[:-1].copy()
-        ways[0] = 0.0
-        ways[offsets < lowest[None, :]] = 0.0
-    # offsets past n hold placements that do not fit in the tie (padding, or a document beyond it)
-    total = np.where(offsets <= n[None, :], ways, 0.0).sum(axis=0)
+        ways *= slot >= (lowest - kk)[None, :]
+    total = np.where(slot <= (n - r)[None, :], ways, 0.0).sum(axis=0)
     comb = np.ones(len(a))
     for i in range(1, r + 1):   # C(n, r) = prod_{i <= r} (n - r + i) / i
         comb = comb * (n - r + i) / i
     return total / comb
+
+
+def _sorted_within(group: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``np.lexsort((x, group))``: a stable order by group, then x. Done as one stable sort of complex
+    numbers ``group + i x`` (numpy orders complex numbers by real part, then imaginary part), which is
+    about three times faster; the group numbers are below 2**53, so exact as floats."""
+    return np.argsort(group.astype(np.float64) + 1j * x, kind="stable")
 
 
 def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, F: np.ndarray, pair: np.ndarray,
@@ -292,7 +300,7 @@ def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, F: np.ndarray, pai
     cell_L[cell] = L
     log_base = np.bincount(cell, weights=np.log(base), minlength=n_cells)
     # each value's factor change: its tie's previous F (in ascending order), or F at L for the first
-    order = np.lexsort((x, pair))
+    order = _sorted_within(pair, x)
     x, F, pair = x[order], F[order], pair[order]
     prev = np.empty(len(F))
     prev[1:] = F[:-1]
@@ -301,7 +309,7 @@ def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, F: np.ndarray, pai
     prev[first] = base[pair[first]]
     delta = np.log(F) - np.log(prev)
     vc = cell[pair]
-    order = np.lexsort((x, vc))
+    order = _sorted_within(vc, x)
     x, delta, vc = x[order], delta[order], vc[order]
     log_cdf = pd.Series(delta).groupby(vc, sort=False).cumsum().to_numpy() + log_base[vc]
     after = np.exp(log_cdf)
