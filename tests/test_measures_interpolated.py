@@ -283,8 +283,10 @@ def test_iprec_half_counts_round_like_lround():
 # ================================================================== 4. the exact method's limit
 
 def test_iprec_beyond_the_exact_method_names_query_and_tie():
-    """A tie of 400 documents, 150 relevant: r^2 n (n - r + 1) = 2.3e9 work units, beyond the limit: an
-    InputError up front naming the query and the tie's ranks; fixed modes and the bounds still work."""
+    """A tie of 400 documents, 150 relevant, at level 0.5 (c = 75): the 76 relevant documents from the 75th
+    on take 251 offsets each, and each value costs r (n - r + 1) = 150 x 251: 76 x 251 x 37,650 = 7.2e8
+    work units, beyond the per-query limit 5e8: an InputError up front naming the query and the tie's
+    ranks; fixed modes and the bounds still work."""
     docs = [f"d{i:03d}" for i in range(400)]
     qrels = {"small": {"a": 1, "b": 0}, "big-query": {d: int(i % 8 < 3) for i, d in enumerate(docs)}}
     run = {"small": {"a": 1.0, "b": 1.0}, "big-query": {**{d: 1.0 for d in docs}, "top": 2.0}}

@@ -12,11 +12,12 @@ inside the tie is random, and ties are independent. So ``P(max <= x) = Π_ties P
 arrangement (relevant documents last in every tie) gives L, the smallest value the maximum can take, so
 only ties whose best value (relevant first) exceeds L, and only their values above L, matter. For a tie
 with one relevant document, ``P_tie`` at each of its values is a count of offsets; with several, it is
-the share of the tie's ``C(n, r)`` placements with every constrained ``(a+k) / (t+o_k) <= x``, counted by
-a dynamic programme over the ``r`` order statistics (``O(r n)`` per value). Every tie and value is
+the share of the tie's ``C(n, r)`` placements with every constrained ``(a+k) / (t+o_k) <= x``: in closed
+form for two and three relevant documents (sums of polynomials in one offset), and for more by a dynamic
+programme over the ``r`` order statistics (``O(r (n - r + 1))`` per value). Every tie and value is
 computed at once, and the distribution of the maximum is swept in ascending order, in logarithms,
-within each (query, level). The work is about (values above L) x r (n + 1) for ties of several relevant
-documents; a query above :data:`BUDGET`, or a run above :data:`TOTAL_BUDGET`, raises an InputError naming
+within each (query, level). The work is about (values above L) x r (n - r + 1) for ties of four or more
+relevant documents; a query above :data:`BUDGET`, or a run above :data:`TOTAL_BUDGET`, raises an InputError naming
 the query and the tie (never an approximation), before the work starts. Ties that hold only relevant or
 only non-relevant documents, and fixed orders, cost nothing: every position is known. Moving a relevant
 document up never lowers any interpolated precision, so the best and worst orderings are relevant-first and relevant-last.
@@ -34,8 +35,8 @@ from ._trec import TrecName
 
 __all__ = ["FAMILIES", "BUDGET"]
 
-#: work units (the values a tie's maximum can take, times r (n + 1) for ties of several relevant documents,
-#: summed over the ties and levels that need them) one query's exact expectation may take
+#: work units (the values a tie's maximum can take, times r (n - r + 1) for ties of four or more relevant
+#: documents, summed over the ties and levels that need them) one query's exact expectation may take
 BUDGET = 500_000_000
 #: work units one evaluation may take over all queries (about a minute); beyond, an error says so up front
 TOTAL_BUDGET = 2_000_000_000
@@ -142,9 +143,10 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
 
 def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
     """An error up front, naming the costliest tie and its query, when the exact expectation would take too
-    long: the work is about (values a tie's maximum can take) x r x (n + 1) for ties of several relevant."""
+    long: the work is about (values a tie's maximum can take) x r x (n - r + 1) for ties of four or more
+    relevant documents (fewer are counted in closed form)."""
     _, _, n, r, k0 = tie
-    cost = ((r - k0 + 1) * (n - r + 1) * np.where(r > 1, r * (n + 1), 1)).astype(np.float64)
+    cost = ((r - k0 + 1) * (n - r + 1) * np.where(r > 3, r * (n - r + 1), 1)).astype(np.float64)
     if not len(cost):
         return
     per_query = np.bincount(g.group_query[groups], weights=cost, minlength=g.n_queries)
