@@ -5,8 +5,8 @@ trec_eval's definition (m_ndcg_rel.c): with P judged documents of positive gain 
 retrieved gains up to rank i and IDCG@i the ideal gains (the judged gains sorted descending).
 
 Tie-aware (docs/maths.md, "nDCG averaged over relevant documents"): the weights ``w_i = 1/IDCG@min(i, P)``
-are fixed per position (one number from rank P on), so the mean is ``Σ_i w_i E[b_i DCG@i]`` (b: positive gain) plus a linear term.
-At offset j of a tie after t items, with p positive items of total gain G among n,
+are fixed per position (one number from rank P on), so the mean is ``Σ_i w_i E[b_i DCG@i]``
+(b: positive gain) plus a linear term. At offset j of a tie after t items, with p positive items of total gain G among n,
 ``E[b_i DCG@i] = (p/n) E[DCG@t] + κ (PD(t+j-1) - PD(t)) + (G/n) D(t+j)``, ``κ = G (p-1) / (n (n-1))``
 (fact 2: the gain of another item of the tie at an earlier offset), with PD the prefix sums of the
 discount. Summed over a tie's offsets this needs per-position prefix sums of ``w``, ``w PD`` and ``w D``.
@@ -27,7 +27,8 @@ from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference
 __all__ = ["FAMILIES"]
 
 
-def _ideal_dcg_by_rank(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ideal_dcg_by_rank(g: TieStats, m: Measure, disc: object
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(IDCG@1, IDCG@2, ... up to IDCG@reach, flat by query; each query's offset there; reach per query),
     with reach = min(P, list length) the ideal ranks a weight ``1 / IDCG@min(i, P)`` can use; and P."""
     q, gain, count = ideal_gains(g, m)
