@@ -3,14 +3,20 @@
 ``max(ideal gain, 1)`` of ranks 1..i; the sum is divided by the total ideal gain.
 
 Unlike DCG, a document's weight depends on the gains above it, so G is not linear in the positions.
-Tie-aware (docs/maths.md, "G"): for a document in a tie, the tie's documents above it are a uniformly
-random subset of the others, of a uniform size s in 0..n-1; the distribution of their gain sum Y given s
-is multivariate hypergeometric over the counts of each gain among them, so
-``E = (1/n) Σ_s Σ_y P(Y = y | s) g / log2(2 + C(t+s+1) - S_before - g - y)``, exact. Ties whose documents
-all have the same gain, and fixed orders, need no counting. The sum runs over the count vectors of the
-other documents' gains above (multivariate hypergeometric), for every tie at once in chunks of
-:data:`CHUNK` terms: per distinct non-zero gain of a tie, the product over its gains of (count + 1) terms.
-A query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET` raises an InputError naming the query and tie.
+Tie-aware (docs/maths.md, "G"), for a tie of n documents after t others: its first p documents are a
+uniformly random p-subset of the tie, and the document at position p is any of them with equal chance, so
+position p adds on average ``E[(S_p / p) / log2(2 + C(t + p) - S_before - S_p)]``, where S_p is the gain
+sum of the subset, whose counts of each gain are multivariate hypergeometric. The expectation is summed
+exactly over those count vectors: for each count vector of the tie's non-zero gains (a *segment*), the
+number k of its documents of gain 0 runs over 0..z (z the tie's documents of gain 0), so a tie costs
+(the product over its distinct non-zero gains of (count + 1), less 1) times (z + 1) terms; each term is
+one table look-up for its weight (the weights depend only on z, the tie's count of non-zero gains, the
+segment's count and k, so they are tabled once per distinct kind), one for C and a log2. Every tie is
+done at once, in chunks of :data:`CHUNK` terms. Ties whose documents all have the same gain, and fixed
+orders, need no counting, and documents of gain 0 are only counted, never read one by one. C is never
+built over all positions: it is ``i + X(min(i, R))``, X summing the ideal gains' excess over 1 up to
+rank R, the last ideal rank of positive gain. A query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET`
+terms raises an InputError naming the query and tie.
 
 Bounds: a higher gain first does not always give the higher G (after a document of gain 1 with ideal gains
 3, 2, 1, the tie {2, 3} scores more as 2 then 3). Ties add up independently (a tie's terms depend only on
@@ -37,55 +43,76 @@ __all__ = ["FAMILIES", "BUDGET", "TOTAL_BUDGET"]
 BUDGET = 200_000_000
 #: terms one evaluation may take over all queries; beyond, an error says so up front
 TOTAL_BUDGET = 2_000_000_000
-#: terms evaluated at once (memory: about 10 float64 arrays of this length)
-CHUNK = 2_000_000
+#: terms evaluated at once: small enough that the few work arrays of this length stay in the CPU cache
+CHUNK = 1 << 16
+#: segments (a tie's count vectors of its non-zero gains) summed as one block, and terms of the segments
+#: enumerated at once (memory: about 15 arrays of this length)
+_SEGMENT_BLOCK = 1 << 16
+_SEGMENT_CHUNK = 1 << 22
 _BOUNDS_TOTAL_BUDGET = 100_000_000   # the bounds' dynamic programme runs in Python, state by state
 
 
-def _costs(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(C at every retrieved position, flat by query; its query offsets; total ideal gain per query)."""
-    q, gain, count = ideal_gains(g, m)
-    total = np.bincount(q, weights=gain * count, minlength=g.n_queries)
-    flat_q, flat_gain = np.repeat(q, count), np.repeat(gain, count)
-    start = np.searchsorted(flat_q, np.arange(g.n_queries))
-    rank = np.arange(len(flat_q)) - start[flat_q]
-    item_q = np.repeat(np.arange(g.n_queries), g.lengths)
-    offsets = np.concatenate(([0], np.cumsum(g.lengths)))
-    pos = np.arange(len(item_q)) - offsets[item_q]
-    ideal = np.zeros(len(item_q))
-    use = rank < g.lengths[flat_q]
-    ideal[offsets[flat_q[use]] + rank[use]] = flat_gain[use]
-    cost = np.maximum(ideal, 1.0)
-    C = within_query_exclusive_cumsum(cost, item_q, offsets[:-1]) + cost
-    del pos
-    return C, offsets, total
+class _Costs:
+    """C, the sum of the costs ``max(ideal gain, 1)`` of ranks 1..i, without an array over every position:
+    ``C(i) = i + X(min(i, R))``, where R counts the query's ideal ranks of positive gain and X sums their
+    excesses ``max(ideal gain - 1, 0)`` (so from rank R on, C grows by one per rank)."""
+
+    def __init__(self, g: TieStats, m: Measure) -> None:
+        q, gain, count = ideal_gains(g, m)
+        self.total = np.bincount(q, weights=gain * count, minlength=g.n_queries)
+        self.R = np.bincount(q, weights=count, minlength=g.n_queries).astype(np.int64)
+        flat_q = np.repeat(q, count)
+        excess = np.repeat(np.maximum(gain - 1.0, 0.0), count)
+        self.start = np.searchsorted(flat_q, np.arange(g.n_queries))
+        self.X = within_query_exclusive_cumsum(excess, flat_q, self.start) + excess
+        self.beyond = np.zeros(g.n_queries)      # X(R): the whole excess of each query
+        has = self.R > 0
+        self.beyond[has] = self.X[self.start[has] + self.R[has] - 1]
+
+    def at(self, q: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """C at 1-based ranks ``rank`` of queries ``q``."""
+        r = np.minimum(rank, self.R[q])
+        x = np.zeros(len(r))
+        near = r > 0
+        x[near] = self.X[self.start[q[near]] + r[near] - 1]
+        return rank + x
 
 
 def g_measure(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
-    C, offsets, total = _costs(g, m)
+    costs = _Costs(g, m)
     key = ("gain", m["gain"], repr(m["gains"]))
     G = g.group_sum(key, lambda x, _q: item_gains(m, x))
     S_before = within_query_exclusive_cumsum(G, g.group_query, g.query_groups[:-1])
-    ptr, grades = g.group_grades(np.arange(g.n_groups))
+    # only the ties holding a document of non-zero gain are read (gains are >= 0), and of their documents
+    # only those of non-zero gain one by one: a tie's documents of gain 0 are counted
+    lit = np.flatnonzero(G > 0)
+    value = np.zeros(g.n_queries)
+    if len(lit) == 0:
+        return divide(value, costs.total)
+    ptr, grades = g.group_grades(lit)
     gains = item_gains(m, grades)
-    starts = ptr[:-1]
-    if len(gains):
-        mixed = np.maximum.reduceat(gains, starts) > np.minimum.reduceat(gains, starts)
-    else:
-        mixed = np.zeros(0, dtype=bool)
-    mixed &= g.group_size > 1
+    nz = np.flatnonzero(gains)
+    nz_ptr = np.searchsorted(nz, ptr)
+    n_lit = np.diff(nz_ptr)                     # per tie read, its documents of non-zero gain (>= 1)
+    nz_lit = np.repeat(np.arange(len(lit)), n_lit)
+    v = gains[nz]
+    first = nz_ptr[:-1]
+    uniform = (n_lit == g.group_size[lit]) & (np.maximum.reduceat(v, first) == np.minimum.reduceat(v, first))
     # ties of equal gains (and fixed orders): the k-th item of the tie sees k-1 equal gains above it
-    item_group = np.repeat(np.arange(g.n_groups), g.group_size)
-    k = np.arange(len(gains)) - np.repeat(starts, g.group_size)
-    pos = offsets[g.group_query[item_group]] + g.group_first[item_group] + k
-    sums = S_before[item_group] + (k + 1) * gains
-    use = (gains != 0) & ~mixed[item_group]   # mixed ties: below
-    term = np.zeros(len(gains))
-    term[use] = gains[use] / np.log2(2.0 + C[pos[use]] - sums[use])
-    value = np.bincount(g.group_query[item_group], weights=term, minlength=g.n_queries)
-    if mixed.any():
-        value += _mixed_ties(g, mixed, ptr, gains, S_before, C, offsets, extreme)
-    return divide(value, total)
+    use = uniform[nz_lit]
+    grp, gv = lit[nz_lit[use]], v[use]
+    k = nz[use] - ptr[nz_lit[use]]
+    q = g.group_query[grp]
+    sums = S_before[grp] + (k + 1) * gv
+    term = gv / np.log2(2.0 + costs.at(q, g.group_first[grp] + k + 1) - sums)
+    value += np.bincount(q, weights=term, minlength=g.n_queries)
+    if not uniform.all():
+        sel = ~use
+        n_nz = np.zeros(g.n_groups, dtype=np.int64)
+        n_nz[lit] = n_lit
+        value += _mixed_ties(g, lit[~uniform], np.cumsum(~uniform)[nz_lit[sel]] - 1, v[sel], n_nz, S_before,
+                             costs, extreme)
+    return divide(value, costs.total)
 
 
 def _bounds(expected: TieStats, best: TieStats, worst: TieStats, m: Measure, lo: np.ndarray, hi: np.ndarray):
@@ -93,11 +120,13 @@ def _bounds(expected: TieStats, best: TieStats, worst: TieStats, m: Measure, lo:
     return g_measure(expected, m, "min"), g_measure(expected, m, "max")
 
 
-def _mixed_ties(g: TieStats, mixed: np.ndarray, ptr: np.ndarray, gains: np.ndarray, S_before: np.ndarray,
-                C: np.ndarray, offsets: np.ndarray, extreme: str | None) -> np.ndarray:
-    ties = np.flatnonzero(mixed)
-    levels = _levels(ties, ptr, gains)
-    cost = _expected_cost(levels) if extreme is None else _extreme_cost(levels)
+def _mixed_ties(g: TieStats, ties: np.ndarray, nz_tie: np.ndarray, v: np.ndarray, n_nz: np.ndarray,
+                S_before: np.ndarray, costs: _Costs, extreme: str | None) -> np.ndarray:
+    """Per query, the sum over its ties ``ties`` of documents of different gains. ``nz_tie``, ``v``: the tie
+    (an index into ``ties``) and gain of each of their documents of non-zero gain, tie by tie."""
+    runs = _runs(nz_tie, v)
+    zeros = g.group_size[ties] - n_nz[ties]
+    cost = _expected_cost(runs, zeros) if extreme is None else _extreme_cost(runs, zeros)
     per_query = np.bincount(g.group_query[ties], weights=cost, minlength=g.n_queries)
     if cost.sum() > (TOTAL_BUDGET if extreme is None else _BOUNDS_TOTAL_BUDGET) or per_query.max() > BUDGET:
         worst = ties[int(np.argmax(cost))]
@@ -106,99 +135,186 @@ def _mixed_ties(g: TieStats, mixed: np.ndarray, ptr: np.ndarray, gains: np.ndarr
                          f"tie is at ranks {int(g.group_first[worst]) + 1}-"
                          f"{int(g.group_first[worst] + g.group_size[worst])}. Use a fixed tie mode (ties='trec_eval')",
                          int(g.group_query[worst]))
-    base = offsets[g.group_query[ties]] + g.group_first[ties]   # flat index of each tie's first position
     if extreme is None:
-        per_tie = _tie_means(levels, S_before[ties], base, C)
+        per_tie = _tie_means(g, ties, runs, zeros, S_before[ties], costs)
     else:
-        per_tie = np.array([_extreme_tie(gains[ptr[c]:ptr[c + 1]], float(S_before[c]),
-                                         C[b:b + ptr[c + 1] - ptr[c]], extreme)
-                            for c, b in zip(ties, base)])   # loop over the ties of documents with different gains
+        per_tie = np.array([_extreme_tie(_tie_gains(vals, counts, z), float(S_before[c]),
+                                         costs.at(np.full(n, g.group_query[c]), g.group_first[c] + np.arange(1, n + 1)),
+                                         extreme)
+                            for c, vals, counts, z, n in zip(ties, *_split_runs(runs, len(ties)), zeros,
+                                                             g.group_size[ties])])   # loop over the ties
     return np.bincount(g.group_query[ties], weights=per_tie, minlength=g.n_queries)
 
 
-def _levels(ties: np.ndarray, ptr: np.ndarray, gains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values, counts), each (ties, D): every tie's distinct gains and how many documents have each,
-    padded with count 0 to the most distinct gains D of a tie."""
-    sizes = ptr[ties + 1] - ptr[ties]
-    tie = np.repeat(np.arange(len(ties)), sizes)
-    item = np.repeat(ptr[ties] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-    value = gains[item]
-    order = np.lexsort((value, tie))
-    tie, value = tie[order], value[order]
-    new = np.ones(len(tie), dtype=bool)
-    new[1:] = (tie[1:] != tie[:-1]) | (value[1:] != value[:-1])
-    first = np.flatnonzero(new)
-    count = np.diff(np.append(first, len(tie)))
-    level_tie = tie[first]
-    tie_start = np.searchsorted(level_tie, np.arange(len(ties)))
-    slot = np.arange(len(first)) - tie_start[level_tie]
-    D = int(slot.max()) + 1 if len(slot) else 1
-    values, counts = np.zeros((len(ties), D)), np.zeros((len(ties), D), dtype=np.int64)
-    values[level_tie, slot], counts[level_tie, slot] = value[first], count
-    return values, counts
+def _runs(tie: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(tie, gain, count) of every distinct non-zero gain of every tie, by tie then gain."""
+    u = np.unique(v)
+    runs, count = _distinct(tie * len(u) + np.searchsorted(u, v), counts=True)
+    return runs // len(u), u[runs % len(u)], count
 
 
-def _rows(levels: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One row per (tie, distinct non-zero gain v): its tie, its level, and the counts of the tie's other
-    documents (the tie's counts with one document of gain v taken out)."""
-    values, counts = levels
-    row_tie, row_level = np.nonzero((values != 0) & (counts > 0))
-    others = counts[row_tie].copy()
-    others[np.arange(len(row_tie)), row_level] -= 1
-    return row_tie, row_level, others
+def _distinct(code: np.ndarray, counts: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(code, return_counts=True) (``counts``) or np.unique(code, return_inverse=True) of
+    non-negative integers: by a bincount when their range is not much larger than their number (the
+    common case: few distinct gains and tie sizes), else by a sort."""
+    top = int(code.max(initial=0)) + 1
+    if top > 4 * len(code) + 4096:
+        return np.unique(code, return_counts=True) if counts else np.unique(code, return_inverse=True)
+    seen = np.bincount(code, minlength=top)
+    kinds = np.flatnonzero(seen)
+    if counts:
+        return kinds, seen[kinds]
+    return kinds, (np.cumsum(seen > 0) - 1)[code]
 
 
-def _expected_cost(levels: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Per tie, the terms of :func:`_tie_means`: over its non-zero gains, the product of (count + 1) over
-    the other documents' gains."""
-    row_tie, _, others = _rows(levels)
-    return np.bincount(row_tie, weights=np.prod(others + 1.0, axis=1), minlength=len(levels[0]))
+def _split_runs(runs, n_ties: int) -> tuple[list, list]:
+    tie, value, count = runs
+    cut = np.searchsorted(tie, np.arange(1, n_ties))
+    return np.split(value, cut), np.split(count, cut)
 
 
-def _tie_means(levels: tuple[np.ndarray, np.ndarray], before: np.ndarray, base: np.ndarray,
-               C: np.ndarray) -> np.ndarray:
-    """Per tie, Σ over its documents of E[g / log2(2 + C(t+s+1) - before - g - Y)] (module docstring), all
-    ties at once: for a document of gain v, every count vector k of the others above it (k_l of gain l,
-    s = Σ k_l of them, Y = Σ k_l l) has probability (1/n) Π C(others_l, k_l) / C(n - 1, s). Each tie's
-    terms are summed in their own order, so its value does not depend on the other ties."""
-    values, counts = levels
-    row_tie, row_level, others = _rows(levels)
-    terms = np.prod(others + 1, axis=1)
-    n = counts.sum(axis=1)
+def _tie_gains(values: np.ndarray, counts: np.ndarray, zeros: int) -> np.ndarray:
+    return np.concatenate((np.zeros(zeros), np.repeat(values, counts)))
+
+
+def _configurations(runs, n_ties: int) -> np.ndarray:
+    """Per tie, the product over its distinct non-zero gains of (count + 1) (float: it may be huge)."""
+    tie, _, count = runs
+    with np.errstate(over="ignore"):
+        return np.exp(np.bincount(tie, weights=np.log(count + 1.0), minlength=n_ties))
+
+
+def _expected_cost(runs, zeros: np.ndarray) -> np.ndarray:
+    """Per tie, the terms of :func:`_tie_means`: (the product of (count + 1) over its distinct non-zero
+    gains, less 1) times (its documents of gain 0, plus 1)."""
+    return (np.round(_configurations(runs, len(zeros))) - 1.0) * (zeros + 1.0)
+
+
+def _extreme_cost(runs, zeros: np.ndarray) -> np.ndarray:
+    """Per tie, the states of :func:`_extreme_tie`: the product over its distinct gains of (count + 1),
+    times the number of distinct gains."""
+    levels = np.bincount(runs[0], minlength=len(zeros)) + (zeros > 0)
+    return np.round(_configurations(runs, len(zeros))) * (zeros + 1.0) * levels
+
+
+def _tie_means(g: TieStats, ties: np.ndarray, runs, zeros: np.ndarray, before: np.ndarray,
+               costs: _Costs) -> np.ndarray:
+    """Per tie, the expected sum of its terms over all its orderings (module docstring).
+
+    The first p documents of a tie of n are a uniformly random p-subset, and the one at position p is any
+    of them with equal chance, so position p adds ``E[(S/p) / log2(2 + C(t+p) - before - S)]``, S the
+    subset's gain sum. Given the counts K of the subset's documents of each non-zero gain (s of them, gain
+    sum S > 0) and k of its z documents of gain 0 (p = s + k), the probability is
+    ``Π C(c_l, K_l) C(z, k) / C(n, p)``. A *segment* is a tie's count vector K: its terms run over
+    k = 0..z with the weight ``C(z, k) / (C(n, p) p)``, which depends only on (z, c, s, k), c the tie's
+    documents of non-zero gain, so it is tabled once per distinct (z, c, s); ``Π C(c_l, K_l) S`` is a
+    factor of the segment. Segments are numbered inside each tie and taken in blocks of
+    :data:`_SEGMENT_BLOCK`; each block is summed in its own order, then each tie's blocks in order, so a
+    tie's value does not depend on the other ties.
+    """
+    tie, value, count = runs
+    n_t = len(ties)
+    n = g.group_size[ties]
+    per_tie = np.bincount(tie, minlength=n_t)
+    D = int(per_tie.max())
+    slot = np.arange(len(tie)) - np.repeat(np.cumsum(per_tie) - per_tie, per_tie)
+    vals, cnts = np.zeros((D, n_t)), np.zeros((D, n_t), dtype=np.int64)   # a row per digit
+    vals[slot, tie], cnts[slot, tie] = value, count
+    n_seg = np.ones(n_t, dtype=np.int64)
+    for level in range(D):   # loop over the (few) distinct non-zero gains of a tie
+        n_seg *= cnts[level] + 1
+    n_seg -= 1                                # the non-zero count vectors K, numbered 1..n_seg (mixed radix)
     log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(n.max(initial=1)) + 1)))))
-    row_sum = np.zeros(len(row_tie))
-    for rows in chunks(terms, CHUNK):   # loop over chunks of whole rows
-        row_sum[rows] = _chunk_sums(rows, terms, row_tie, row_level, others, values, n, before, base, C, log_fact)
-    per_row = row_sum * counts[row_tie, row_level] / n[row_tie]
-    return np.bincount(row_tie, weights=per_row, minlength=len(n))
+    # C at the ties' positions: from rank R on, C(t + p) = t + p + X(R), a ramp (the end of Cs); ties
+    # starting before rank R read C from Cs, which holds it at their positions
+    q = g.group_query[ties]
+    t = g.group_first[ties]
+    near = t < costs.R[q]
+    near_n = np.where(near, n, 0)
+    near_at = np.cumsum(near_n) - near_n
+    tot = int(near_n.sum())
+    pos_tie = np.repeat(np.arange(n_t), near_n)
+    rank = t[pos_tie] + np.arange(tot) - near_at[pos_tie] + 1
+    Cs = np.concatenate((costs.at(q[pos_tie], rank), np.arange(int(n.max()) + 1, dtype=np.float64)))
+    c_base = np.where(near, near_at - 1, tot)
+    add_base = 2.0 + np.where(near, 0.0, t + costs.beyond[q]) - before
+    # blocks of segments: (tie, first segment number, segments)
+    blocks = -(-n_seg // _SEGMENT_BLOCK)
+    block_tie = np.repeat(np.arange(n_t), blocks)
+    block_first = (np.arange(len(block_tie)) - np.repeat(np.cumsum(blocks) - blocks, blocks)) * _SEGMENT_BLOCK + 1
+    block_len = np.minimum(_SEGMENT_BLOCK, n_seg[block_tie] - block_first + 1)
+    block_sum = np.empty(len(block_tie))
+    for part in chunks(block_len * (zeros[block_tie] + 1), _SEGMENT_CHUNK):   # loop over batches of blocks
+        bt, bl = block_tie[part], block_len[part]
+        seg_block = np.repeat(np.arange(len(part)), bl)
+        seg_tie = bt[seg_block]
+        rest = np.repeat(block_first[part] - np.cumsum(bl) + bl, bl) + np.arange(len(seg_tie))
+        s = np.zeros(len(seg_tie), dtype=np.int64)
+        S = np.zeros(len(seg_tie))
+        log_a = np.zeros(len(seg_tie))
+        for level in range(D):   # loop over the (few) distinct non-zero gains of a tie: one digit each
+            c_l = cnts[level][seg_tie]
+            rest, K = np.divmod(rest, c_l + 1)
+            s += K
+            S += K * vals[level][seg_tie]
+            log_a += log_fact[c_l] - log_fact[K] - log_fact[c_l - K]
+        z = zeros[seg_tie]
+        table, table_at, top = _weights(z, n[seg_tie] - z, s, log_fact)
+        sums = _segment_sums(z + 1, c_base[seg_tie] + s, add_base[seg_tie] - S, table_at, Cs, table)
+        block_sum[part] = np.bincount(seg_block, weights=S * np.exp(log_a + top) * sums, minlength=len(part))
+    return np.bincount(block_tie, weights=block_sum, minlength=n_t)
 
 
-def _chunk_sums(rows, terms, row_tie, row_level, others, values, n, before, base, C, log_fact) -> np.ndarray:
-    """For the rows ``rows``, Σ_k P(k) v / log2(...) (:func:`_tie_means`), every k as one flat array."""
-    counts = terms[rows]
-    row = np.repeat(np.arange(len(rows)), counts)
-    rest = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)   # mixed-radix index
-    tie = row_tie[rows][row]
-    s = np.zeros(len(row), dtype=np.int64)
-    Y = np.zeros(len(row))
-    log_w = np.zeros(len(row))
-    for level in range(others.shape[1]):   # loop over the (few) distinct gains: one digit each
-        radix = others[rows, level][row] + 1
-        k = rest % radix
-        rest //= radix
-        s += k
-        Y += k * values[tie, level]
-        log_w += log_fact[radix - 1] - log_fact[k] - log_fact[radix - 1 - k]
-    log_w -= log_fact[n[tie] - 1] - log_fact[s] - log_fact[n[tie] - 1 - s]
-    v = values[row_tie[rows], row_level[rows]][row]
-    term = np.exp(log_w) * v / np.log2(2.0 + C[base[tie] + s] - before[tie] - v - Y)
-    return np.bincount(row, weights=term, minlength=len(rows))
+def _weights(z: np.ndarray, c: np.ndarray, s: np.ndarray, log_fact: np.ndarray):
+    """The weights ``C(z, k) / (C(z + c, s + k) (s + k))``, k = 0..z, of segments (z, c, s): one block of
+    z + 1 entries per distinct (z, c, s), divided by its largest entry. Returns (the table, the start of
+    each segment's block in it, the log of each segment's divisor)."""
+    span = int(c.max()) + 1
+    if (int(z.max()) + 1) * span * span < 2 ** 62:   # (z, c, s) as one integer
+        kinds, kind = _distinct((z * span + c) * span + s)
+        kz, kc, ks = kinds // (span * span), kinds // span % span, kinds % span
+    else:
+        kinds, kind = np.unique(np.stack((z, c, s), axis=1), axis=0, return_inverse=True)
+        kz, kc, ks = kinds.T
+        kind = kind.ravel()
+    block = kz + 1
+    at = np.cumsum(block) - block
+    k = np.arange(int(block.sum())) - np.repeat(at, block)
+    z, c, s = np.repeat(kz, block), np.repeat(kc, block), np.repeat(ks, block)
+    log_w = ((log_fact[k + s - 1] - log_fact[k]) + (log_fact[z - k + c - s] - log_fact[z - k])
+             + (log_fact[z] - log_fact[z + c]))
+    top = np.maximum.reduceat(log_w, at)
+    return np.exp(log_w - np.repeat(top, block)), at[kind], top[kind]
 
 
-def _extreme_cost(levels: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Per tie, the states of :func:`_extreme_tie`: the product over its distinct gains of (count + 1)."""
-    counts = levels[1]
-    return np.prod(counts + 1.0, axis=1) * (counts > 0).sum(axis=1)
+def _segment_sums(L, c_at, add, table_at, Cs, table) -> np.ndarray:
+    """Per segment i, ``Σ_{k < L[i]} table[table_at[i] + k] / log2(Cs[c_at[i] + k] + add[i])``, in chunks of
+    whole segments of about :data:`CHUNK` terms (a segment's terms are summed in their own order)."""
+    out = np.empty(len(L))
+    ends = np.cumsum(L)
+    size = max(CHUNK, int(L.max(initial=1)))
+    ibuf, xbuf, wbuf = np.empty(size, dtype=np.int64), np.empty(size), np.empty(size)
+    a = 0
+    while a < len(L):   # loop over chunks of whole segments
+        done = ends[a] - L[a]
+        b = max(int(np.searchsorted(ends, done + size, side="right")), a + 1)
+        l = L[a:b]
+        T = int(ends[b - 1] - done)
+        st = ends[a:b] - l - done
+        i = ibuf[:T]
+        i.fill(1)
+        i[st[1:]] = c_at[a + 1:b] - (c_at[a:b - 1] + l[:-1] - 1)
+        i[0] = c_at[a]
+        np.cumsum(i, out=i)
+        x = Cs.take(i, out=xbuf[:T], mode="clip")
+        x += np.repeat(add[a:b], l)
+        np.log2(x, out=x)
+        i += np.repeat(table_at[a:b] - c_at[a:b], l)
+        w = table.take(i, out=wbuf[:T], mode="clip")
+        np.divide(w, x, out=x)
+        out[a:b] = np.add.reduceat(x, st)
+        a = b
+    return out
 
 
 def _extreme_tie(tie: np.ndarray, before: float, C: np.ndarray, extreme: str) -> float:
