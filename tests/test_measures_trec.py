@@ -348,7 +348,9 @@ def test_iprec_beyond_the_exact_budget_names_the_query_and_tie(monkeypatch):
 def test_iprec_total_cost_beyond_the_limit_is_an_error_up_front(monkeypatch):
     import tierank.measures.iprec as iprec
 
-    monkeypatch.setattr(iprec, "TOTAL_BUDGET", 100)
+    # each query: a tie of 4 with 2 relevant, level 0.5 -> c = 1: both relevant documents' values count,
+    # 3 offsets each, counted in closed form: 2 x 3 = 6 units a query, 18 in all, over a limit of 10
+    monkeypatch.setattr(iprec, "TOTAL_BUDGET", 10)
     qrels = {f"q{i}": {"a": 1, "c": 1} for i in range(3)}
     run = {f"q{i}": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 0.0} for i in range(3)}
     with pytest.raises(tierank.InputError, match=r"needs about .* operations .*3 queries.*ranks 1-4.*'q0'"):
