@@ -218,8 +218,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         offsets["run"] = _offsets(sel["run"], F)
     rows = sel["run"].unionByName(sel["qrels"], allowMissingColumns=True)
     rows = (rows.repartition(partitions, "q") if partitions else rows.repartition("q"))
-    # one sort key: Spark sorts long keys by radix, so this is about twice as fast as sorting by
-    # (q, side, pos); each block puts its run and qrels rows back in input order itself (_frames)
+    # the query id is the only key needed: each block puts its run and qrels rows back in input order
+    # itself (_frames). (Sorting by (q, side, pos) measured the same time on 10^7 rows.)
     rows = rows.sortWithinPartitions("q")
     integer_ids = not isinstance(run.schema[names[0][0]].dataType, T.StringType)
     schema = _schema(opts, integer_ids)
