@@ -35,7 +35,7 @@ import pyarrow as pa
 from .api import _as_trec9, _check_seed, _evaluate_prepared, judged_part, merge_results, prepare_lists
 from .blocks import check_trec_eval_version
 from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
-from .data.join import _duplicate_error, sorted_label_order
+from .data.join import check_no_repeated_pairs, sorted_label_order
 from .data.restrict import restrict
 from .errors import InputError, TierankWarning
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
@@ -152,18 +152,6 @@ def _subset(cols: Columns, rows: np.ndarray) -> Columns:
     return replace(cols, query=pick(cols.query), doc=pick(cols.doc), value=cols.value[rows])
 
 
-def _keys(cols: Columns) -> pd.DataFrame:
-    def codes(a: Any) -> np.ndarray:
-        return a if isinstance(a, np.ndarray) else pd.factorize(a.to_numpy(zero_copy_only=False))[0]
-    return pd.DataFrame({"q": codes(cols.query), "d": codes(cols.doc)})
-
-
-def _check_repeats(cols: Columns, what: str) -> None:
-    dup = np.flatnonzero(_keys(cols).duplicated().to_numpy())
-    if dup.size:
-        _duplicate_error(cols, int(dup[0]), what)
-
-
 def _query_sets(run: Columns, qrels: Columns) -> tuple[pd.Index, np.ndarray, np.ndarray]:
     """(ids of every query of the batch, in_run, in_qrels)."""
     def ids(a: Any) -> np.ndarray:
@@ -189,9 +177,9 @@ def evaluate_rows(run: pd.DataFrame, run_pos: np.ndarray, qrels: pd.DataFrame, q
         side = "qrels"
         q = normalized(_columns(qrels, "qrels", opts.names[1]), "grade")
         r, q = check_same_id_kinds(r, q)
-        _check_repeats(q, "qrels")
+        check_no_repeated_pairs(q, "qrels")
         side = "run"
-        _check_repeats(r, "run")
+        check_no_repeated_pairs(r, "run")
         side = None
         every, in_run, in_qrels = _query_sets(r, q)
         status = np.where(in_run & in_qrels, EVALUATED, np.where(in_run, ONLY_RUN, np.where(

@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 from .. import _engines as E
 from .._progress import ProgressBar
 from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
-from ..data.join import _duplicate_error
+from ..data.join import check_no_repeated_pairs
 from ..data.ranked import concat_ranges
 from ..errors import InputError
 from ..results import Results
@@ -321,28 +321,6 @@ def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
             np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object))
 
 
-def _codes_only(ids: Any) -> np.ndarray:
-    """The codes of :func:`_codes`, without a Python object per distinct id."""
-    if isinstance(ids, np.ndarray):
-        return pd.factorize(ids)[0].astype(np.int64)
-    enc = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
-    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
-def _check_repeats(cols: Columns, what: str) -> None:
-    """The InputError of the join for the first row that repeats a (query, document) pair of an earlier
-    row; ids coded in Arrow (no Python object per row)."""
-    if len(cols.value) < 2:
-        return
-    qc, dc = _codes_only(cols.query), _codes_only(cols.doc)
-    key = qc * (int(dc.max()) + 1) + dc
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    repeats = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
-    if repeats.size:
-        _duplicate_error(cols, int(order[repeats].min()), what)
-
-
 class _Driver:
     """Evaluates blocks of whole queries against qrels read once, and builds the Results."""
 
@@ -379,7 +357,7 @@ class _Driver:
         in_qrels = idx >= 0
         row_kept = np.asarray(in_qrels[codes], dtype=bool)
         if not row_kept.all():   # rows of queries without judgments: checked, then left out
-            _check_repeats(_take(run, np.flatnonzero(np.logical_not(row_kept))), "run")
+            check_no_repeated_pairs(_take(run, np.flatnonzero(np.logical_not(row_kept))), "run")
         status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
         out = pd.DataFrame({"query_id": uniques, "status": status})
         res = None
@@ -649,7 +627,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
             cols = normalized(cols, "score")
             if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
                 check_same_id_kinds(cols, q)
-                _check_repeats(q, "qrels")
+                check_no_repeated_pairs(q, "qrels")
                 q_checked = True
             driver.add(cols, row0 + np.arange(len(cols.value), dtype=np.int64), check_grouped=not (last and row0 == 0))
     except _NotGrouped as err:
