@@ -155,7 +155,9 @@ def run_spark_apply(run_path: Path, qrels_path: Path) -> dict:
         opts = E.replace(E.Options.checked(MEASURES, ties="expected", bounds=False, missing="skip", seed=0,
                                            no_relevant="zero", trec_eval_version=10, judged_only=False,
                                            max_docs=None), names=names)
-        rows = S._select(run, names[0], 0, F).unionByName(S._select(qrels, names[1], 1, F), allowMissingColumns=True)
+        values = S._value_names(run, qrels, names)
+        rows = S._select(run, names[0], 0, F, values[0]).unionByName(S._select(qrels, names[1], 1, F, values[1]),
+                                                                     allowMissingColumns=True)
         schema = S._schema(opts, True)
         evaluate_block = S._evaluator(opts, schema, 1 << 30, None)
 

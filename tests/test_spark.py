@@ -91,6 +91,26 @@ def test_any_partitioning_same_bits(spark, seed: int, run_parts: int, qrels_part
     same(res, ref)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_scores_and_grades_of_one_type_share_a_column(spark, dtype: str) -> None:   # type: ignore[no-untyped-def]
+    """Scores and grades typed alike travel in one column: the same bits as local in every tie mode, and
+    the same errors (a repeated qrels pair is named by its row, read back from the coded positions)."""
+    qrels, run = random_case(17, False)
+    run["score"], qrels["relevance"] = run["score"].astype(dtype), qrels["relevance"].astype(dtype)
+    (sq, lq), (sr, lr) = to_spark(spark, qrels, 2), to_spark(spark, run, 3)
+    assert sr.schema["score"].dataType == sq.schema["relevance"].dataType
+    for ties, bounds in TIE_CASES:
+        ref = local(lq, lr, MEASURES, ties=ties, bounds=bounds, seed=3)
+        with pytest.warns(TierankWarning):
+            res = tierank.spark.evaluate(sq, sr, MEASURES, ties=ties, bounds=bounds, seed=3, rows_per_call=50)
+        same(res, ref)
+    both = qrels[qrels["query_id"].isin(run["query_id"])].reset_index(drop=True)
+    for q, r in [(pd.concat([both, both.iloc[[4]]], ignore_index=True), run),
+                 (both, pd.concat([run, run.iloc[[9]]], ignore_index=True))]:
+        want, got = _errors(spark, q, r)
+        assert got == want and "listed twice" in got
+
+
 def test_options_measures_and_nan_means(spark) -> None:   # type: ignore[no-untyped-def]
     """Text measures, judged-only measures, geometric means, no_relevant='skip', trec_eval 9, -J."""
     qrels, run = random_case(21, True)

@@ -36,16 +36,26 @@ def _col(F: Any, name: str) -> Any:
     return F.col("`" + name.replace("`", "``") + "`")   # names with dots are not struct fields here
 
 
-def _select(df: Any, names: tuple, side: int, F: Any) -> Any:
+def _select(df: Any, names: tuple, side: int, F: Any, value: str) -> Any:
+    """The rows of one table as ``(q, d, <value>, pos)``: ``pos`` is the row's place in its table, and
+    minus one minus it for the qrels (so the side costs no column of its own in the shuffle)."""
     qn, dn, vn = names
-    return df.select(_col(F, qn).alias("q"), _col(F, dn).alias("d"),
-                     _col(F, vn).alias("s" if side == 0 else "g"), F.lit(side).cast("byte").alias("side"),
-                     F.monotonically_increasing_id().alias("pos"))
+    pos = F.monotonically_increasing_id()
+    return df.select(_col(F, qn).alias("q"), _col(F, dn).alias("d"), _col(F, vn).alias(value),
+                     (pos if side == 0 else -pos - 1).alias("pos"))
+
+
+def _value_names(run: Any, qrels: Any, names: tuple) -> tuple[str, str]:
+    """One value column ``v`` for scores and grades when Spark types them alike (one column less in the
+    shuffle), else ``s`` and ``g`` (each side null in the other's rows)."""
+    same = run.schema[names[0][2]].dataType == qrels.schema[names[1][2]].dataType
+    return ("v", "v") if same else ("s", "g")
 
 
 def _offsets(sel: Any, F: Any) -> np.ndarray:
     """Rows before each source partition (indexed by partition number), from the positions."""
-    counts = sel.groupBy(F.shiftright("pos", E.POS_BITS).alias("p")).count().collect()
+    pos = F.when(F.col("pos") < 0, -F.col("pos") - 1).otherwise(F.col("pos"))
+    counts = sel.groupBy(F.shiftright(pos, E.POS_BITS).alias("p")).count().collect()
     sizes = np.zeros(max([r["p"] for r in counts], default=0) + 1, dtype=np.int64)
     for r in counts:
         sizes[r["p"]] = r["count"]
@@ -58,15 +68,17 @@ def _global(offsets: np.ndarray, pos: np.ndarray) -> np.ndarray:
 
 def _frames(table: pa.Table, opts: E.Options) -> tuple:
     """The run and qrels rows of a block of whole queries, each in input order, with their positions."""
-    side = table.column("side").to_numpy()
-    pos = table.column("pos").to_numpy()
+    coded = table.column("pos").to_numpy()
+    qrels_side = coded < 0
+    pos = np.where(qrels_side, -coded - 1, coded)
+    shared = "v" in table.column_names
     out = []
-    for s, value, names in ((0, "s", opts.names[0]), (1, "g", opts.names[1])):
-        rows = np.flatnonzero(side == s)
+    for is_qrels, value, names in ((False, "s", opts.names[0]), (True, "g", opts.names[1])):
+        rows = np.flatnonzero(qrels_side == is_qrels)
         rows = rows[np.argsort(pos[rows], kind="stable")]
         part = table.take(pa.array(rows))
         frame = pd.DataFrame({names[0]: part.column("q").to_pandas(), names[1]: part.column("d").to_pandas(),
-                              names[2]: part.column(value).to_pandas()})
+                              names[2]: part.column("v" if shared else value).to_pandas()})
         out += [frame, pos[rows]]
     return tuple(out)
 
@@ -206,7 +218,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     opts = E.replace(opts, names=names)
     if not _plain_schema(run, qrels, names, T):   # a type problem: the local error, from the first rows
         E.check_samples(_sample(run, names[0], F), _sample(qrels, names[1], F), names)
-    sel = {"run": _select(run, names[0], 0, F), "qrels": _select(qrels, names[1], 1, F)}
+    values = _value_names(run, qrels, names)
+    sel = {"run": _select(run, names[0], 0, F, values[0]), "qrels": _select(qrels, names[1], 1, F, values[1])}
     offsets: dict = {}
 
     def row_of(side: str, pos: int) -> int:
