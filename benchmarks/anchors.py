@@ -176,7 +176,8 @@ def _tierank_all_trec(inp):
 
     shown, _ = expand_measures(["all_trec"])
     measures = list(dict.fromkeys(m.measure for m in shown))
-    return tierank.evaluate(inp["qrels"], inp["run"], measures, ties="expected").mean
+    mean = tierank.evaluate(inp["qrels"], inp["run"], measures, ties="expected").mean
+    return {k: v for k, v in mean.items() if v is not None}   # RelString is text: no mean
 
 
 def _query_codes(src):
