@@ -4,8 +4,8 @@ The run and the qrels become one table, shuffled once on the query id (``reparti
 ``sortWithinPartitions`` on the query id alone: every query's rows are contiguous in one partition),
 and ``mapInArrow`` evaluates many whole queries per Python call (blocks of about ``rows_per_call``
 rows, cut at query boundaries) with the local code, so the per-query values are those of
-:func:`tierank.evaluate` bit for bit. The means are merged on the driver from exact partial sums of each partition
-(:mod:`tierank.exact_sum`): the same bits whatever the partitioning. See docs/scale.md.
+:func:`tierank.evaluate` bit for bit. The means are merged on the driver from exact partial sums of
+each partition (:mod:`tierank.exact_sum`): the same bits whatever the partitioning. See docs/scale.md.
 """
 
 from __future__ import annotations
