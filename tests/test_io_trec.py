@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tierank
 import tierank.io.trec as trec
@@ -166,6 +168,25 @@ def test_run_tag(tmp_path):
     assert trec.read_run_tag(DATA / "results.test") == "STANDARD"
     path = write(tmp_path, "run.txt.gz", gzip.compress(b"# c\n\nq1 Q0 d1 1 0.5 bm25\n"))
     assert trec.read_run_tag(path) == "bm25"
+
+
+def test_run_tag_of_a_broken_gzip_file_names_the_file(tmp_path):
+    path = write(tmp_path, "run.txt.gz", b"\x1f\x8b\x08\x00garbage, not deflate data")
+    with pytest.raises(InputError, match=r"run\.txt\.gz: cannot read the file"):
+        trec.read_run_tag(path)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 400), st.binary(max_size=20))
+def test_run_tag_of_a_cut_or_spoiled_gzip_file_is_the_tag_or_an_input_error(tmp_path_factory, cut, junk):
+    # a gzip run cut anywhere, junk appended: the tag of its first line or an InputError, never another error
+    text = b"# comment\n" * 20 + b"q1 Q0 d1 1 0.5 bm25\n" + b"q1 Q0 d2 2 0.4 bm25\n" * 50
+    data = gzip.compress(text)[:cut] + junk
+    path = write(tmp_path_factory.mktemp("gz"), "run.txt.gz", b"\x1f\x8b" + data[2:] if len(data) >= 2 else data)
+    try:
+        assert trec.read_run_tag(path) == "bm25"
+    except InputError as err:
+        assert "run.txt.gz" in str(err)
 
 
 # ------------------------------------------------------------------------------ evaluate(path)

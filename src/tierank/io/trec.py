@@ -830,13 +830,12 @@ def read_run_tag(path: Any) -> str:
             return os.path.basename(_name(path.path))
         path = path.path
     name = _name(path)
-    with (gzip.open if _is_gzip(path) else open)(path, "rb") as fh:
-        head = fh.read(1 << 16)
-    if layout_of("run", None, head).format == "msmarco":
-        return os.path.basename(name)
     opener = gzip.open if _is_gzip(path) else open
     try:
         with opener(path, "rb") as fh:
+            if layout_of("run", None, fh.read(1 << 16)).format == "msmarco":
+                return os.path.basename(name)
+            fh.seek(0)
             for number, raw in enumerate(fh, start=1):
                 fields = raw.decode("utf-8", errors="replace").split()
                 if not fields or fields[0].startswith("#"):
