@@ -33,7 +33,7 @@ from .strings import string_hashes, string_sort_key, strings_equal
 
 __all__ = ["DocCodes", "HashCollision", "QueryCodes", "query_codes", "integer_codes", "SharedHashes",
            "hashed_string_codes", "exact_string_codes", "first_duplicate", "trec_order_key",
-           "decimal_string_key", "in_background", "matches_equal"]
+           "decimal_string_key", "in_background", "matches_equal", "id_codes"]
 
 _KEY_LIMIT = 2 ** 62   # composite keys query * size + code stay below this (int64, with room to spare)
 
@@ -88,6 +88,17 @@ def _group_starts(ids: Any) -> np.ndarray:
 
 def _as_numpy(ids: Any) -> np.ndarray:
     return ids if is_integer_ids(ids) else np.asarray(ids.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def id_codes(ids: Any) -> tuple[np.ndarray, Any]:
+    """(codes, uniques): ids numbered in order of first appearance, as int64; ``uniques`` is a numpy array
+    for numpy ids, and for Arrow ids the pyarrow dictionary (no Python object per id until a caller
+    converts it)."""
+    if isinstance(ids, np.ndarray):
+        codes, uniques = pd.factorize(ids)
+        return codes.astype(np.int64), np.asarray(uniques)
+    enc = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
+    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64), enc.dictionary
 
 
 def query_codes(run_q: Any, qrels_q: Any) -> QueryCodes:

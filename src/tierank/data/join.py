@@ -38,14 +38,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError, TierankWarning
 from .columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .ids import (DocCodes, HashCollision, QueryCodes, SharedHashes, exact_string_codes, first_duplicate,
-                  hashed_string_codes, in_background, integer_codes, matches_equal, query_codes,
+                  hashed_string_codes, id_codes, in_background, integer_codes, matches_equal, query_codes,
                   trec_order_key)
 from .layout import Blocks, SortKeys
 from .ranked import NOT_IN_POOL, UNJUDGED_IN_POOL, RankedLists, concat_ranges, sort_ranked
@@ -324,20 +321,12 @@ def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, comp
                            for a in range(0, len(run_d), block)] or [np.zeros(0, dtype=np.int64)])
 
 
-def _pair_codes(ids: object) -> np.ndarray:
-    """Ids numbered 0, 1, ... (any numbering: only equality matters), without a Python object per id."""
-    if isinstance(ids, np.ndarray):
-        return pd.factorize(ids)[0].astype(np.int64)
-    arr = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-    return np.asarray(pc.dictionary_encode(arr).indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
 def check_no_repeated_pairs(cols: Columns, what: str) -> None:
     """The duplicate rule on normalised columns: an InputError naming the first row that repeats the
     (query, document) pair of an earlier row, as the join's own check does."""
     if len(cols.value) < 2:
         return
-    qc, dc = _pair_codes(cols.query), _pair_codes(cols.doc)
+    qc, dc = id_codes(cols.query)[0], id_codes(cols.doc)[0]
     dup = first_duplicate(qc * (int(dc.max()) + 1) + dc)
     if dup is not None:
         _duplicate_error(cols, dup, what)

@@ -56,6 +56,7 @@ import pyarrow.compute as pc
 from .. import _engines as E
 from .._progress import ProgressBar
 from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
+from ..data.ids import id_codes
 from ..data.join import check_no_repeated_pairs
 from ..data.ranked import concat_ranges
 from ..errors import InputError
@@ -313,12 +314,10 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
 
 def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
     """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
-    if isinstance(ids, np.ndarray):
-        codes, values = pd.factorize(ids)
-        return codes.astype(np.int64), np.asarray(values)
-    enc = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
-    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-            np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object))
+    codes, uniques = id_codes(ids)
+    if not isinstance(uniques, np.ndarray):
+        uniques = np.asarray(uniques.to_numpy(zero_copy_only=False), dtype=object)
+    return codes, uniques
 
 
 class _Driver:
