@@ -46,7 +46,7 @@ import tempfile
 import threading
 import zlib
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 import pandas as pd
@@ -132,10 +132,6 @@ class _Prefixed:
 
     def readable(self) -> bool:
         return True
-
-
-def _as_any(x: Any) -> Any:
-    return x
 
 
 class _StdinSpool:
@@ -240,7 +236,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
     layout = None
     try:
         gz = raw.prefix == b"\x1f\x8b"
-        fh: Any = gzip.GzipFile(fileobj=_as_any(raw), mode="rb") if gz else raw
+        fh: Any = gzip.GzipFile(fileobj=cast(Any, raw), mode="rb") if gz else raw
         pending: list[bytes] = []
         n_pending = 0                 # line ends in pending
         eof, first_chunk = False, True
