@@ -39,7 +39,7 @@ from .data.join import check_no_repeated_pairs, sorted_label_order
 from .data.restrict import restrict
 from .errors import InputError, TierankWarning
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
-from .io.frames import _DOC, _QUERY, _VALUE, _column
+from .io.frames import find_columns as find_table_columns
 from .measures import Measure, parse_measures
 from .measures._no_relevant import check_no_relevant
 from .results import GM_FLOOR, Results
@@ -95,10 +95,8 @@ class Options:
 
 def find_columns(columns: list[str], kind: str) -> tuple[str, str, str]:
     """The query, document and value column names of a table with these columns (the errors of
-    pandas input when one is missing or given twice)."""
-    frame = pd.DataFrame(columns=pd.Index(list(columns), dtype=object))
-    return (_column(frame, _QUERY, "query id", kind)[1], _column(frame, _DOC, "document id", kind)[1],
-            _column(frame, _VALUE[kind], "score" if kind == "run" else "relevance", kind)[1])
+    pandas input when one is missing or given twice). Runs given by ranks alone are not taken here."""
+    return find_table_columns(columns, kind, ranks=False)[:3]
 
 
 def check_samples(run: pd.DataFrame, qrels: pd.DataFrame, names: tuple) -> None:

@@ -99,7 +99,7 @@ def _pick(names: list[str], aliases: tuple[str, ...], what: str, kind: str, tabl
     return found[0]
 
 
-def find_columns(names: Any, kind: str, table: str = "DataFrame") -> tuple[str, str, str, bool]:
+def find_columns(names: Any, kind: str, table: str = "DataFrame", ranks: bool = True) -> tuple[str, str, str, bool]:
     """The query, document and value columns of a table with these column names, and whether the value
     is a rank (a run with no score column but a ``rank`` column: score = -rank).
 
@@ -110,6 +110,8 @@ def find_columns(names: Any, kind: str, table: str = "DataFrame") -> tuple[str, 
     kind : {"run", "qrels"}
     table : str, default="DataFrame"
         What the messages call the table.
+    ranks : bool, default=True
+        Whether a run may give ranks instead of scores (False: a run needs a score column).
 
     Returns
     -------
@@ -127,7 +129,7 @@ def find_columns(names: Any, kind: str, table: str = "DataFrame") -> tuple[str, 
     query = _pick(names, _QUERY, "query id", kind, table)
     doc = _pick(names, _DOC, "document id", kind, table)
     what = "score" if kind == "run" else "relevance"
-    if kind == "run" and not any(n in names for n in _VALUE[kind]) and "rank" in names:
+    if ranks and kind == "run" and not any(n in names for n in _VALUE[kind]) and "rank" in names:
         return query, doc, _pick(names, _RANK, "rank", kind, table), True   # type: ignore[return-value]
     return query, doc, _pick(names, _VALUE[kind], what, kind, table), False   # type: ignore[return-value]
 
