@@ -110,6 +110,19 @@ def test_default_ties_are_expected_and_differ_from_trec_eval_on_ties(tmp_path):
     assert broken.stdout.split("\t")[-1] == "0.5000\n"
 
 
+def test_parquet_qrels_give_the_numbers_of_their_text_file(tmp_path):
+    # the same judgments as TREC text and as Parquet: eval and ties print the same thing
+    text = DATA / "qrels.test"
+    frame = trec.read_qrels(text)
+    frame.to_parquet(tmp_path / "qrels.parquet")
+    for command in (["eval", "-m", "map", "-m", "P.5", "-q"], ["ties", "-m", "map", "-m", "P.5"]):
+        from_text = run_cli(command[0], text, DATA / "results.test", *command[1:])
+        from_parquet = run_cli(command[0], tmp_path / "qrels.parquet", DATA / "results.test", *command[1:])
+        assert from_text.exit_code == 0, from_text.output
+        assert from_parquet.exit_code == 0, from_parquet.output
+        assert from_parquet.stdout == from_text.stdout
+
+
 # -------------------------------------------------------------------------------- bad input
 
 MALFORMED = {

@@ -123,13 +123,6 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     parsed = parse_measures(measures)
     if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
         parsed = {text: _as_trec9(m) for text, m in parsed.items()}
-    if isinstance(qrels, (str, os.PathLike)) and not isinstance(run, (str, os.PathLike)):
-        from .io.stream import is_parquet
-
-        if is_parquet(qrels):   # Parquet judgments with a run in memory (tierank.io.parquet)
-            from .io.parquet import read_qrels_parquet
-
-            qrels = read_qrels_parquet(qrels)
     from .io.trec import TextInput
 
     if isinstance(run, (str, os.PathLike, TextInput)):   # a run file: in blocks of whole queries (tierank.io.stream)

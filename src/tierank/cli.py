@@ -198,16 +198,9 @@ class _Progress:
 
 def _read_judgments(qrels: str) -> Any:
     """The qrels file (TREC text, or a Parquet file or directory) as columns, read once for every run."""
-    from .io.stream import is_parquet
-
-    source: Any = qrels
-    if is_parquet(qrels):
-        from .io.parquet import read_qrels_parquet
-
-        source = read_qrels_parquet(qrels)
     from .io.frames import to_columns
 
-    return to_columns(source, "qrels")
+    return to_columns(qrels, "qrels")
 
 
 def _progress_enabled(flag: bool | None, fmt: str) -> bool:

@@ -611,10 +611,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
                      evaluate_block: Any) -> Results:
     from ..io.frames import to_columns
 
-    if isinstance(qrels, (str, os.PathLike)) and is_parquet(qrels):
-        from .parquet import read_qrels_parquet
-        qrels = read_qrels_parquet(qrels)
-    q = normalized(to_columns(qrels, "qrels"), "grade")
+    q = normalized(to_columns(qrels, "qrels"), "grade")   # a path: TREC text or Parquet, read once
     driver = _Driver(q, opts, evaluate_block)
     q_checked = False
     try:
