@@ -189,8 +189,8 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     -----
     The inputs are read and joined once; the expected values, the bounds and trec_eval's tie-break all
     come from the same ranked lists. A run given as a file is read in blocks of whole queries, as
-    :func:`tierank.evaluate` reads it, in bounded memory; the report is the same. A query *changes* when its maximum over tie orderings exceeds its
-    minimum. A tie (two or more documents of one query with the same score) *can change* a measure when,
+    :func:`tierank.evaluate` reads it, in bounded memory; the report is the same. A query *changes* when
+    its maximum over tie orderings exceeds its minimum. A tie (two or more documents of one query with the same score) *can change* a measure when,
     in a query that changes, it holds documents the measure tells apart (its preference inside a tie:
     relevant and non-relevant at its ``rel``, or different gains) and lies where the measure looks,
     as the measure declares (``tie_scope``): above its cutoff k; for measures of the top-k set (P, R,
@@ -222,17 +222,16 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     is_file = isinstance(run, (str, os.PathLike, TextInput))   # as tierank.evaluate tells a file
     if name is None:
         name = (run.name if isinstance(run, TextInput) else str(run)) if is_file else "run"
+    parts = _Parts(objects, no_relevant)
     if is_file:   # streamed in blocks of whole queries
         from .io.stream import evaluate_file
 
-        parts = _Parts(objects, no_relevant)
         expected = evaluate_file(qrels, run, list(objects), ties="expected", bounds=True, missing=missing,
                                  no_relevant=no_relevant, trec_eval_version=trec_eval_version,
                                  progress=progress, block_rows=block_rows, evaluate_block=parts.block)
         return parts.report(name, parsed, expected)
     from .api import prepare_lists
 
-    parts = _Parts(objects, no_relevant)
     lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32)
     return parts.report(name, parsed, parts.evaluate(lists))
 
