@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -123,9 +122,9 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     parsed = parse_measures(measures)
     if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
         parsed = {text: _as_trec9(m) for text, m in parsed.items()}
-    from .io.trec import TextInput
+    from .io.stream import is_run_file
 
-    if isinstance(run, (str, os.PathLike, TextInput)):   # a run file: in blocks of whole queries (tierank.io.stream)
+    if is_run_file(run):   # a run file: in blocks of whole queries (tierank.io.stream)
         from .io.stream import evaluate_file, is_parquet
 
         if stream not in (None, True, False, "grouped"):

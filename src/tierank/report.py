@@ -10,7 +10,6 @@ retrieved documents sits in ties that can change the measure.
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -217,9 +216,10 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
         raise tierank.InputError("no measure given (text measures such as RelString have no tie report)")
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
     objects = {str(m): m for m in parsed.values()}
+    from .io.stream import is_run_file
     from .io.trec import TextInput
 
-    is_file = isinstance(run, (str, os.PathLike, TextInput))   # as tierank.evaluate tells a file
+    is_file = is_run_file(run)
     if name is None:
         name = (run.name if isinstance(run, TextInput) else str(run)) if is_file else "run"
     parts = _Parts(objects, no_relevant)

@@ -445,6 +445,12 @@ def _arrow(ids: Any) -> Any:
 # -------------------------------------------------------------------------------------- entry point
 
 
+def is_run_file(run: Any) -> bool:
+    """Whether ``run`` names a file (a path, or a :class:`tierank.io.trec.TextInput`), which
+    :func:`tierank.evaluate` and the tie report read in blocks of whole queries."""
+    return isinstance(run, (str, os.PathLike, trec.TextInput))
+
+
 def is_parquet(path: Any) -> bool:
     """Whether ``path`` is a directory (a Parquet dataset) or a file starting with Parquet's magic bytes."""
     if not isinstance(path, (str, bytes, os.PathLike)):
