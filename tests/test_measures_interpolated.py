@@ -404,3 +404,31 @@ def test_placement_shares_equal_enumeration(a, t, n, r, k0, num, den):
     closed = {2: iprec._two_below, 3: iprec._three_below}.get(r)
     if closed is not None:
         assert closed(*args)[0] == pytest.approx(want, abs=1e-14)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(st.lists(one_query(), min_size=5, max_size=40), st.sampled_from(["expected", "trec_eval", "optimistic"]))
+def test_levels_alone_equal_levels_together(queries, ties):
+    """IPrec's ``batch`` computes every requested level in one pass: each level, and IPrecAvg, must come out
+    bit for bit as when it is evaluated alone (values and bounds)."""
+    qrels = {f"q{i}": qq for i, (_r, qq) in enumerate(queries)}
+    run = {f"q{i}": rq for i, (rq, _q) in enumerate(queries)}
+    every = [f"IPrec(recall={x})" for x in ELEVEN] + ["IPrecAvg", "IPrec(recall=0.35, rounding='trec9')"]
+    together = _evaluate(qrels, run, every, ties=ties, bounds=True)
+    for m in every:
+        alone = _evaluate(qrels, run, [m], ties=ties, bounds=True)
+        for part in ("per_query", "lower", "upper"):
+            assert np.array_equal(getattr(alone, part)[m].to_numpy(), getattr(together, part)[m].to_numpy()), (m, part)
+
+
+def test_levels_share_one_pass(monkeypatch):
+    """Eleven IPrec levels and IPrecAvg over the same levels cost one pass of the exact expectation."""
+    from tierank.measures import iprec
+
+    calls = []
+    real = iprec._expected_values
+    monkeypatch.setattr(iprec, "_expected_values", lambda *a: calls.append(a[3].shape[1]) or real(*a))
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}}
+    qrels = {"q": {"a": 1, "c": 1, "d": 1}}
+    _evaluate(qrels, run, [f"IPrec(recall={x})" for x in ELEVEN] + ["IPrecAvg"])
+    assert calls == [11]

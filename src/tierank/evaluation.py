@@ -17,6 +17,7 @@ from .data.ranked import RankedLists
 from .errors import InputError
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .measures._spec import Measure, QueryError
+from .ties.groups import TieStats
 from .ties.policy import Preference, TieOrderings, check_mode
 
 __all__ = ["evaluate_stats", "evaluate_lists", "preference_of"]
@@ -66,17 +67,18 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
     values: Values = {}
     lower: Values = {}
     upper: Values = {}
-    for m in dict.fromkeys(measures):  # each distinct measure once, in order
+    kernel = _BatchedKernels(list(dict.fromkeys(measures)))
+    for m in kernel.measures:  # each distinct measure once, in order
         pref = preference_of(m)
         if m.family.text:   # a string per query (RelString): no range, its bounds are itself
-            values[m] = m.family.kernel(orderings.for_mode(ties, pref), m)
+            values[m] = kernel(orderings.for_mode(ties, pref), m)
             if bounds:
                 lower[m] = upper[m] = values[m]
             continue
-        values[m] = _into_range(m, m.family.kernel(orderings.for_mode(ties, pref), m))
+        values[m] = _into_range(m, kernel(orderings.for_mode(ties, pref), m))
         if bounds:
             worst, best = orderings.extreme(pref, False), orderings.extreme(pref, True)
-            lo, hi = _into_range(m, m.family.kernel(worst, m)), _into_range(m, m.family.kernel(best, m))
+            lo, hi = _into_range(m, kernel(worst, m)), _into_range(m, kernel(best, m))
             if m.family.exact_bounds is not None:
                 lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
             # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
@@ -85,6 +87,22 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
             lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
             upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
     return values, lower, upper
+
+
+class _BatchedKernels:
+    """``kernel(groups, m)``: the measure's kernel, after its family's ``batch`` (if any) has run once on
+    these tie statistics with every measure of the evaluation that shares it."""
+
+    def __init__(self, measures: list[Measure]) -> None:
+        self.measures = measures
+        self._done: list[tuple[TieStats, Any]] = []
+
+    def __call__(self, groups: TieStats, m: Measure) -> Any:
+        batch = m.family.batch
+        if batch is not None and not any(g is groups and b is batch for g, b in self._done):
+            self._done.append((groups, batch))
+            batch(groups, [o for o in self.measures if o.family.batch is batch])
+        return m.family.kernel(groups, m)
 
 
 def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:

@@ -139,6 +139,10 @@ class MeasureFamily:
     trec : tuple of TrecName
         The trec_eval measures this family computes: their names, parameters, defaults
         (:class:`tierank.measures._trec.TrecName`); empty if trec_eval has none.
+    batch : callable, optional
+        ``batch(groups, measures)``, called once per tie statistics with every measure of an evaluation
+        that has this ``batch`` before their kernels run: it computes what those measures share in one
+        pass and leaves it in ``groups.memo`` for the kernels (IPrec: every recall level at once).
     """
 
     name: str
@@ -157,6 +161,7 @@ class MeasureFamily:
     reads: str = "list"
     tie_scope: str = "rank"
     trec: tuple = ()
+    batch: Callable | None = None
 
     def __repr__(self) -> str:
         return f"<measure family {self.name}: {self.summary}>"

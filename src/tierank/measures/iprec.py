@@ -82,12 +82,13 @@ def _fixed_values(query: np.ndarray, j: np.ndarray, pos: np.ndarray, n_queries: 
     return out
 
 
-def _levels_values(g: TieStats, m: Measure, levels: tuple) -> np.ndarray:
-    rel = m["rel"]
+def _levels_values(g: TieStats, rel: float, rounding: str, levels: tuple) -> np.ndarray:
+    """(queries, levels) interpolated precision, the expectations cached per level (shared by IPrec and
+    IPrecAvg)."""
     r, r_before = g.relevant_sum(rel)
     R = g.judged.count_at_least(rel)
     H = np.bincount(g.group_query, weights=r, minlength=g.n_queries)
-    cuts = _cut_counts(R, np.asarray(levels, dtype=np.float64), m["rounding"])
+    cuts = _cut_counts(R, np.asarray(levels, dtype=np.float64), rounding)
     mixed = (r > 0) & (r < g.group_size)
     mixed_query = np.zeros(g.n_queries, dtype=bool)
     mixed_query[g.group_query[mixed]] = True
@@ -95,7 +96,7 @@ def _levels_values(g: TieStats, m: Measure, levels: tuple) -> np.ndarray:
     out = _fixed_values(*_known_positions(g, r, r_before, known), g.n_queries, cuts, H, mixed_query)
     if not mixed.any():
         return out
-    cache = g.memo(("iprec_expected", rel, m["rounding"]), dict)   # per level, shared by IPrec and IPrecAvg
+    cache = g.memo(("iprec_expected", rel, rounding), dict)
     todo = [i for i, x in enumerate(levels) if x not in cache]
     if todo:
         values = _expected_values(g, r, r_before, cuts[:, todo], H, mixed_query)
@@ -129,11 +130,14 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
     keep = (ok[pq, pair_col] & (a[pair_tie] + k[pair_tie] >= first[pq, pair_col])
             & (((a + k) / (t + k))[pair_tie] > L))
     pair_tie, pair_col, L = pair_tie[keep], pair_col[keep], L[keep]
-    k0 = np.maximum(1, first[q[pair_tie], pair_col] - a[pair_tie])
+    cell = q[pair_tie] * levels + pair_col          # (query, level) of each pair
+    # pairs by cell, then tie: each cell's values come out together, in one ascending run per tie
+    order = np.lexsort((pair_tie, cell))
+    pair_tie, cell, L = pair_tie[order], cell[order], L[order]
+    k0 = np.maximum(1, first[cell // levels, cell % levels] - a[pair_tie])
     tie = (a[pair_tie], t[pair_tie], n[pair_tie], k[pair_tie], k0)
     _check_cost(g, groups[pair_tie], tie)
-    x, F, at, base = _tie_cdfs(tie, L)
-    cell = q[pair_tie] * levels + pair_col          # (query, level) of each pair
+    x, F, at, base = _pair_cdfs(tie, pair_tie, L)
     mean = _max_mean(cell, L, x, F, at, base, g.n_queries * levels)
     out = np.where(ok, worst, 0.0).ravel()
     has = np.unique(cell)
@@ -169,6 +173,34 @@ def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
                          f"{int(g.group_first[c] + g.group_size[c])} ({int(g.group_size[c])} documents, "
                          f"{int(r[i])} relevant) is beyond the exact method's budget "
                          f"(cost {per_query[qw]:.3g} > {BUDGET:.3g}); use a fixed tie mode or bounds", qw)
+
+
+def _pair_cdfs(tie: tuple, pair_tie: np.ndarray, L: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_tie_cdfs` for every (tie, level) pair, each value in ascending order within its pair.
+
+    The pairs of one tie with the same k0 (every level the tie lies wholly above) take the same values
+    with the same P(max <= value), each pair those above its own L: so they are computed once, above the
+    smallest L, sorted, and each pair takes the suffix above its L. Its P(max <= L) is the one at the
+    largest value at or below L, or at the smallest L if there is none."""
+    a, t, n, r, k0 = tie
+    if not len(L):
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
+    key = pair_tie.astype(np.int64) * (int(r.max()) + 1) + k0
+    _, first, variant = np.unique(key, return_index=True, return_inverse=True)
+    low = np.full(len(first), np.inf)
+    np.minimum.at(low, variant, L)
+    x, F, of, low_F = _tie_cdfs(tuple(v[first] for v in tie), low)
+    order = _sorted_within(of, x)
+    x, F, of = x[order], F[order], of[order]
+    stop = np.cumsum(np.bincount(of, minlength=len(first)))
+    start = np.searchsorted(of + 1j * x, variant + 1j * L, side="right")   # the first value above L
+    count = stop[variant] - start
+    pair = np.repeat(np.arange(len(L)), count)
+    idx = np.arange(len(pair)) - np.repeat(np.cumsum(count) - count, count) + start[pair]
+    has_below = start > stop[variant] - np.bincount(of, minlength=len(first))[variant]
+    base = np.where(has_below, F[np.maximum(start - 1, 0)], low_F[variant])
+    return x[idx], F[idx], pair, base
 
 
 def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -301,9 +333,7 @@ def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, F: np.ndarray, pai
     cell_L = np.zeros(n_cells)
     cell_L[cell] = L
     log_base = np.bincount(cell, weights=np.log(base), minlength=n_cells)
-    # each value's factor change: its tie's previous F (in ascending order), or F at L for the first
-    order = _sorted_within(pair, x)
-    x, F, pair = x[order], F[order], pair[order]
+    # each value's factor change: its tie's previous F (values come ascending within each pair), or F at L
     prev = np.empty(len(F))
     prev[1:] = F[:-1]
     first = np.ones(len(pair), dtype=bool)
@@ -324,12 +354,24 @@ def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, F: np.ndarray, pai
     return out + cell_L * np.exp(log_base)
 
 
+def _all_levels(g: TieStats, measures: list[Measure]) -> None:
+    """The family's ``batch``: every level the measures ask for, computed in one pass per (rel, rounding)
+    and left in the memo (one pass shares the ties' values and the sorts; 11 passes cost about twice as
+    much on the benchmark's task 1)."""
+    wanted: dict[tuple, dict[float, None]] = {}
+    for m in measures:
+        levels = (m["recall"],) if m.family.name == "IPrec" else m["levels"]
+        wanted.setdefault((m["rel"], m["rounding"]), {}).update(dict.fromkeys(levels))
+    for (rel, rounding), levels in wanted.items():
+        _levels_values(g, rel, rounding, tuple(levels))
+
+
 def iprec(g: TieStats, m: Measure) -> np.ndarray:
-    return _levels_values(g, m, (m["recall"],))[:, 0]
+    return _levels_values(g, m["rel"], m["rounding"], (m["recall"],))[:, 0]
 
 
 def iprec_avg(g: TieStats, m: Measure) -> np.ndarray:
-    return _levels_values(g, m, m["levels"]).mean(axis=1)
+    return _levels_values(g, m["rel"], m["rounding"], m["levels"]).mean(axis=1)
 
 
 class _Level:
@@ -382,11 +424,11 @@ FAMILIES = [
                   "(trec_eval iprec_at_recall, ir-measures IPrec)", {"rel": REL, "recall": RECALL,
                                                                      "rounding": ROUNDING},
                   "none", iprec, binary_preference, aliases=(("iprec", {}),),
-                  value_range=(0.0, 1.0),
+                  value_range=(0.0, 1.0), batch=_all_levels,
                   trec=(TrecName("iprec_at_recall", "levels", ELEVEN, sets=("recall",), bind=_recall,
                                  show=_show_recall),)),
     MeasureFamily("IPrecAvg", "mean interpolated precision over recall levels (trec_eval 11pt_avg)",
                   {"rel": REL, "levels": LEVELS, "rounding": ROUNDING}, "none", iprec_avg, binary_preference,
-                  value_range=(0.0, 1.0),
+                  value_range=(0.0, 1.0), batch=_all_levels,
                   trec=(TrecName("11pt_avg", "param", sets=("levels",), bind=_trec_levels, show=_show_levels),)),
 ]
