@@ -386,11 +386,11 @@ def test_bad_parameters(text):
 
 
 @settings(max_examples=400, deadline=None, derandomize=True, database=None)
-@given(st.integers(0, 6), st.integers(0, 30), st.integers(2, 9), st.integers(2, 4), st.integers(1, 4),
+@given(st.integers(0, 6), st.integers(0, 30), st.integers(2, 11), st.integers(2, 5), st.integers(1, 5),
        st.integers(1, 40), st.integers(1, 40))
 def test_placement_shares_equal_enumeration(a, t, n, r, k0, num, den):
     """The share of a tie's placements with every (a+k)/(t+o_k) <= x for k >= k0, from the closed forms
-    (two and three relevant documents) and the dynamic programme, against enumerating the placements."""
+    (two, three and four relevant documents) and the dynamic programme, against enumerating the placements."""
     from tierank.measures import iprec
 
     if r > n or k0 > r:
@@ -401,7 +401,7 @@ def test_placement_shares_equal_enumeration(a, t, n, r, k0, num, den):
                for offs in placements) / len(placements)
     args = [np.array([v]) for v in (a, t, n, r, k0)] + [np.array([x])]
     assert iprec._placements_below(*args)[0] == pytest.approx(want, abs=1e-14)
-    closed = {2: iprec._two_below, 3: iprec._three_below}.get(r)
+    closed = {2: iprec._two_below, 3: iprec._three_below, 4: iprec._four_below}.get(r)
     if closed is not None:
         assert closed(*args)[0] == pytest.approx(want, abs=1e-14)
 

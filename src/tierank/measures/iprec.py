@@ -13,11 +13,11 @@ arrangement (relevant documents last in every tie) gives L, the smallest value t
 only ties whose best value (relevant first) exceeds L, and only their values above L, matter. For a tie
 with one relevant document, ``P_tie`` at each of its values is a count of offsets; with several, it is
 the share of the tie's ``C(n, r)`` placements with every constrained ``(a+k) / (t+o_k) <= x``: in closed
-form for two and three relevant documents (sums of polynomials in one offset), and for more by a dynamic
-programme over the ``r`` order statistics (``O(r (n - r + 1))`` per value). Every tie and value is
-computed at once, and the distribution of the maximum is swept in ascending order, in logarithms,
-within each (query, level). The work is about (values above L) x r (n - r + 1) for ties of four or more
-relevant documents; a query above :data:`BUDGET`, or a run above :data:`TOTAL_BUDGET`, raises an InputError naming
+form for two, three and four relevant documents (sums of polynomials in one offset), and for more by a
+dynamic programme over the ``r`` order statistics (``O(r (n - r + 1))`` per value). Every tie and value is
+computed at once (once per tie for all the levels it lies wholly above), and the distribution of the
+maximum is swept in ascending order, in logarithms, within each (query, level). The work is about (values
+above L) x r (n - r + 1) for ties of five or more relevant documents; a query above :data:`BUDGET`, or a run above :data:`TOTAL_BUDGET`, raises an InputError naming
 the query and the tie (never an approximation), before the work starts. Ties that hold only relevant or
 only non-relevant documents, and fixed orders, cost nothing: every position is known. Moving a relevant
 document up never lowers any interpolated precision, so the best and worst orderings are relevant-first and relevant-last.
@@ -35,7 +35,7 @@ from ._trec import TrecName
 
 __all__ = ["FAMILIES", "BUDGET"]
 
-#: work units (the values a tie's maximum can take, times r (n - r + 1) for ties of four or more relevant
+#: work units (the values a tie's maximum can take, times r (n - r + 1) for ties of five or more relevant
 #: documents, summed over the ties and levels that need them) one query's exact expectation may take
 BUDGET = 500_000_000
 #: work units one evaluation may take over all queries (about a minute); beyond, an error says so up front
@@ -147,10 +147,10 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
 
 def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
     """An error up front, naming the costliest tie and its query, when the exact expectation would take too
-    long: the work is about (values a tie's maximum can take) x r x (n - r + 1) for ties of four or more
+    long: the work is about (values a tie's maximum can take) x r x (n - r + 1) for ties of five or more
     relevant documents (fewer are counted in closed form)."""
     _, _, n, r, k0 = tie
-    cost = ((r - k0 + 1) * (n - r + 1) * np.where(r > 3, r * (n - r + 1), 1)).astype(np.float64)
+    cost = ((r - k0 + 1) * (n - r + 1) * np.where(r > 4, r * (n - r + 1), 1)).astype(np.float64)
     if not len(cost):
         return
     per_query = np.bincount(g.group_query[groups], weights=cost, minlength=g.n_queries)
@@ -225,7 +225,8 @@ def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     F[single] = (n[pair][single] - o[single] + 1) / n[pair][single]
     one = r == 1
     base[one] = (n[one] - np.bincount(pair[single], minlength=len(a))[one]) / n[one]
-    for several, below in ((r == 2, _two_below), (r == 3, _three_below), (r > 3, _placements_below)):
+    for several, below in ((r == 2, _two_below), (r == 3, _three_below), (r == 4, _four_below),
+                           (r > 4, _placements_below)):
         rows_pair = np.concatenate([np.flatnonzero(several), pair[several[pair]]])
         rows_x = np.concatenate([L[several], x[several[pair]]])
         shares = below(a[rows_pair], t[rows_pair], n[rows_pair], r[rows_pair], k0[rows_pair], rows_x)
@@ -278,6 +279,40 @@ def _three_below(a, t, n, r, k0, x) -> np.ndarray:
     s2 = (m - 1) * m * (2 * m - 1) / 6 - (lo - 1) * lo * (2 * lo - 1) / 6
     second = np.where(l3 <= n, m * s1 - s2, 0.0)
     return (first + second) / (n * (n - 1) * (n - 2) / 6)
+
+
+def _power_sums(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``Σ_{w=lo}^{hi} w^p`` for p = 0..3 (1 <= lo; an empty range, hi < lo, gives 0)."""
+    hi = np.maximum(hi, lo - 1)
+    def upto(v: np.ndarray) -> tuple[np.ndarray, ...]:
+        s1 = v * (v + 1) / 2
+        return v, s1, v * (v + 1) * (2 * v + 1) / 6, s1 * s1
+    return tuple(h - l for h, l in zip(upto(hi), upto(lo - 1)))
+
+
+def _four_below(a, t, n, r, k0, x) -> np.ndarray:
+    """:func:`_placements_below` for ties of four relevant documents, in closed form (docs/maths.md,
+    "Interpolated precision"): with the lowest offsets made increasing, the pairs (o1, o2) below o3 number
+    ``A(w) = (w - 1) w / 2 - c`` with ``w = o3 - l1``, ``c = (d - 1) d / 2``, ``d = l2 - l1``; o4 has
+    ``n - l4 + 1`` places while ``o3 <= l4 - 2`` and ``n - o3`` after, so the count is two sums of
+    polynomials in w (degrees 2 and 3)."""
+    low = [np.where(k0 <= k, _first_at_most(a + k, t, x), 1).astype(np.float64) for k in (1, 2, 3, 4)]
+    low[0] = np.maximum(low[0], 1.0)
+    for k in (1, 2, 3):
+        low[k] = np.maximum(low[k], low[k - 1] + 1)
+    l1, l2, l3, l4 = low
+    n = n.astype(np.float64)
+    d = l2 - l1
+    c = (d - 1) * d / 2
+    m = n - l1
+    # o3 in l3 .. l4 - 2: o4 anywhere in l4 .. n
+    s0, s1, s2, _ = _power_sums(l3 - l1, l4 - 2 - l1)
+    first = np.maximum(n - l4 + 1, 0.0) * ((s2 - s1) / 2 - c * s0)
+    # o3 in l4 - 1 .. n - 1: o4 in o3 + 1 .. n, that is m - w places
+    s0, s1, s2, s3 = _power_sums(l4 - 1 - l1, m - 1)
+    second = m * (s2 - s1) / 2 - c * m * s0 - (s3 - s2) / 2 + c * s1
+    count = first + np.where(l4 <= n, second, 0.0)
+    return count / (n * (n - 1) * (n - 2) * (n - 3) / 24)
 
 
 def _placements_below(a, t, n, r, k0, x) -> np.ndarray:
