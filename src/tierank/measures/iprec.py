@@ -83,8 +83,19 @@ def _fixed_values(query: np.ndarray, j: np.ndarray, pos: np.ndarray, n_queries: 
 
 
 def _levels_values(g: TieStats, rel: float, rounding: str, levels: tuple) -> np.ndarray:
-    """(queries, levels) interpolated precision, the expectations cached per level (shared by IPrec and
-    IPrecAvg)."""
+    """(queries, levels) interpolated precision, cached per level (shared by IPrec and IPrecAvg, and filled
+    for every level at once by the family's ``batch``)."""
+    cache = g.memo(("iprec", rel, rounding), dict)
+    todo = tuple(dict.fromkeys(x for x in levels if x not in cache))
+    if todo:
+        values = _new_levels(g, rel, rounding, todo)
+        cache.update({x: values[:, col] for col, x in enumerate(todo)})
+    return np.stack([cache[x] for x in levels], axis=1)
+
+
+def _new_levels(g: TieStats, rel: float, rounding: str, levels: tuple) -> np.ndarray:
+    """:func:`_levels_values` without the cache: known positions where every tie is unmixed, the exact
+    expectation (:func:`_expected_values`) in queries with a tie of relevant and non-relevant items."""
     r, r_before = g.relevant_sum(rel)
     R = g.judged.count_at_least(rel)
     H = np.bincount(g.group_query, weights=r, minlength=g.n_queries)
@@ -96,12 +107,7 @@ def _levels_values(g: TieStats, rel: float, rounding: str, levels: tuple) -> np.
     out = _fixed_values(*_known_positions(g, r, r_before, known), g.n_queries, cuts, H, mixed_query)
     if not mixed.any():
         return out
-    cache = g.memo(("iprec_expected", rel, rounding), dict)
-    todo = [i for i, x in enumerate(levels) if x not in cache]
-    if todo:
-        values = _expected_values(g, r, r_before, cuts[:, todo], H, mixed_query)
-        cache.update({levels[i]: values[:, col] for col, i in enumerate(todo)})
-    expected = np.stack([cache[x] for x in levels], axis=1)
+    expected = _expected_values(g, r, r_before, cuts, H, mixed_query)
     return np.where(mixed_query[:, None], expected, out)
 
 
@@ -123,13 +129,10 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
     ok = mixed_query[:, None] & (H[:, None] > 0) & (cuts <= H[:, None])
     # the (tie, level) pairs whose tie can beat L: its best value (a + r) / (t + r), relevant first
     levels = cuts.shape[1]
-    pair_tie = np.repeat(np.arange(len(groups)), levels)
-    pair_col = np.tile(np.arange(levels), len(groups))
-    pq = q[pair_tie]
-    L = worst[pq, pair_col]
-    keep = (ok[pq, pair_col] & (a[pair_tie] + k[pair_tie] >= first[pq, pair_col])
-            & (((a + k) / (t + k))[pair_tie] > L))
-    pair_tie, pair_col, L = pair_tie[keep], pair_col[keep], L[keep]
+    tie_L = worst[q]                                 # (tie, level)
+    keep = ok[q] & ((a + k)[:, None] >= first[q]) & (((a + k) / (t + k))[:, None] > tie_L)
+    pair_tie, pair_col = np.nonzero(keep)
+    L = tie_L[pair_tie, pair_col]
     cell = q[pair_tie] * levels + pair_col          # (query, level) of each pair
     # pairs by cell, then tie: each cell's values come out together, in one ascending run per tie
     order = np.lexsort((pair_tie, cell))
@@ -137,8 +140,8 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
     k0 = np.maximum(1, first[cell // levels, cell % levels] - a[pair_tie])
     tie = (a[pair_tie], t[pair_tie], n[pair_tie], k[pair_tie], k0)
     _check_cost(g, groups[pair_tie], tie)
-    x, F, at, base = _pair_cdfs(tie, pair_tie, L)
-    mean = _max_mean(cell, L, x, F, at, base, g.n_queries * levels)
+    x, delta, at, log_base = _pair_cdfs(tie, pair_tie, L)
+    mean = _max_mean(cell, L, x, delta, at, log_base, g.n_queries * levels)
     out = np.where(ok, worst, 0.0).ravel()
     has = np.unique(cell)
     out[has] = mean[has]
@@ -177,12 +180,14 @@ def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
 
 def _pair_cdfs(tie: tuple, pair_tie: np.ndarray, L: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_tie_cdfs` for every (tie, level) pair, each value in ascending order within its pair.
+    """Every (tie, level) pair's values above its L, ascending within the pair; at each, the change of
+    log P(tie max <= value) since the pair's previous value (or since L, for its first); and per pair,
+    log P(tie max <= L). Returns (x, delta, pair of each x, log F at L).
 
     The pairs of one tie with the same k0 (every level the tie lies wholly above) take the same values
-    with the same P(max <= value), each pair those above its own L: so they are computed once, above the
-    smallest L, sorted, and each pair takes the suffix above its L. Its P(max <= L) is the one at the
-    largest value at or below L, or at the smallest L if there is none."""
+    with the same P(max <= value), each pair those above its own L: so they are computed once
+    (:func:`_tie_cdfs`, above the smallest L), sorted, and each pair takes the suffix above its L. Its
+    P(max <= L) is the one at the largest value at or below L, or at the smallest L if there is none."""
     a, t, n, r, k0 = tie
     if not len(L):
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -192,15 +197,25 @@ def _pair_cdfs(tie: tuple, pair_tie: np.ndarray, L: np.ndarray
     np.minimum.at(low, variant, L)
     x, F, of, low_F = _tie_cdfs(tuple(v[first] for v in tie), low)
     order = _sorted_within(of, x)
-    x, F, of = x[order], F[order], of[order]
-    stop = np.cumsum(np.bincount(of, minlength=len(first)))
+    x, log_F, of = x[order], np.log(F[order]), of[order]
+    size = np.bincount(of, minlength=len(first))
+    stop = np.cumsum(size)
+    log_low = np.log(low_F)
+    step = np.empty(len(x))          # log F's change from the variant's previous value (or its smallest L)
+    step[1:] = log_F[1:] - log_F[:-1]
+    starts = stop[size > 0] - size[size > 0]
+    step[starts] = log_F[starts] - log_low[of[starts]]
     start = np.searchsorted(of + 1j * x, variant + 1j * L, side="right")   # the first value above L
     count = stop[variant] - start
     pair = np.repeat(np.arange(len(L)), count)
-    idx = np.arange(len(pair)) - np.repeat(np.cumsum(count) - count, count) + start[pair]
-    has_below = start > stop[variant] - np.bincount(of, minlength=len(first))[variant]
-    base = np.where(has_below, F[np.maximum(start - 1, 0)], low_F[variant])
-    return x[idx], F[idx], pair, base
+    begin = np.cumsum(count) - count
+    idx = np.arange(len(pair)) - np.repeat(begin, count) + start[pair]
+    has_below = start > stop[variant] - size[variant]
+    log_base = np.where(has_below, log_F[np.maximum(start - 1, 0)], log_low[variant])
+    delta = step[idx]
+    kept = count > 0
+    delta[begin[kept]] = log_F[start[kept]] - log_base[kept]
+    return x[idx], delta, pair, log_base
 
 
 def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -359,34 +374,27 @@ def _sorted_within(group: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.argsort(group.astype(np.float64) + 1j * x, kind="stable")
 
 
-def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, F: np.ndarray, pair: np.ndarray,
-              base: np.ndarray, n_cells: int) -> np.ndarray:
+def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, delta: np.ndarray, pair: np.ndarray,
+              log_base: np.ndarray, n_cells: int) -> np.ndarray:
     """E[max] per (query, level) cell from its ties' distributions above L: P(max <= v) is the product over
     the cell's ties of P(tie max <= v), swept over the values in ascending order in logarithms (each value
-    replaces its tie's factor); E = L P(max <= L) + Σ v (P(max <= v) - P(max < v))."""
-    out = np.zeros(n_cells)
+    changes its tie's factor by ``delta``, from :func:`_pair_cdfs`); E = L P(max <= L) + Σ v (P(max <= v)
+    - P(max < v))."""
     cell_L = np.zeros(n_cells)
     cell_L[cell] = L
-    log_base = np.bincount(cell, weights=np.log(base), minlength=n_cells)
-    # each value's factor change: its tie's previous F (values come ascending within each pair), or F at L
-    prev = np.empty(len(F))
-    prev[1:] = F[:-1]
-    first = np.ones(len(pair), dtype=bool)
-    first[1:] = pair[1:] != pair[:-1]
-    prev[first] = base[pair[first]]
-    delta = np.log(F) - np.log(prev)
+    cell_log_base = np.bincount(cell, weights=log_base, minlength=n_cells)
     vc = cell[pair]
     order = _sorted_within(vc, x)
     x, delta, vc = x[order], delta[order], vc[order]
-    log_cdf = pd.Series(delta).groupby(vc, sort=False).cumsum().to_numpy() + log_base[vc]
+    log_cdf = pd.Series(delta).groupby(vc, sort=False).cumsum().to_numpy() + cell_log_base[vc]
     after = np.exp(log_cdf)
     before = np.empty(len(after))
     before[1:] = after[:-1]
     starts = np.ones(len(vc), dtype=bool)
     starts[1:] = vc[1:] != vc[:-1]
-    before[starts] = np.exp(log_base[vc[starts]])
-    out += np.bincount(vc, weights=x * (after - before), minlength=n_cells)
-    return out + cell_L * np.exp(log_base)
+    before[starts] = np.exp(cell_log_base[vc[starts]])
+    out = np.bincount(vc, weights=x * (after - before), minlength=n_cells)
+    return out + cell_L * np.exp(cell_log_base)
 
 
 def _all_levels(g: TieStats, measures: list[Measure]) -> None:
