@@ -1,6 +1,7 @@
 """infAP's exact expectation by profiles (src/tierank/measures/infap.py): both of its paths (the profiles,
 and term by term for ties beyond ``PROFILE_MAX_N``) against the brute force of test_measures_interpolated,
-each tie's value the same bits whatever the chunks and the other queries, and the budget's cost model."""
+with and without documents unjudged in the pool, each tie's value the same bits whatever the chunks and the
+other queries, and the budget's cost model."""
 
 from __future__ import annotations
 
@@ -32,6 +33,16 @@ def test_paths_against_enumeration(monkeypatch, max_n, chunk):
     monkeypatch.setattr(infap, "PROFILE_MAX_N", max_n)
     monkeypatch.setattr(infap, "PROFILE_CHUNK", chunk)
     _check_runs(_queries(7), ["infAP"], tol=1e-11)
+
+
+@pytest.mark.parametrize("chunk", [131_072, 3])
+def test_no_document_unjudged_in_the_pool(monkeypatch, chunk):
+    """No grade -2 anywhere (their documents left out of the qrels: not in the pool): the in-pool unjudged
+    counts are not summed tie by tie and every column's beta is 0; against the brute force."""
+    monkeypatch.setattr(infap, "PROFILE_CHUNK", chunk)
+    queries = [(run_q, {d: k for d, k in qrels_q.items() if k != -2}) for run_q, qrels_q in _queries(5)]
+    assert not any(k == -2 for _r, qq in queries for k in qq.values())
+    _check_runs(queries, ["infAP"], tol=1e-11)
 
 
 def test_a_tie_is_the_same_whatever_else_is_evaluated(monkeypatch):

@@ -15,11 +15,14 @@ C(r-1, i) C(q, j) C(o, rest) / C(n-1, k + rest) is C(r-1, i) C(q, j) / C(n-1, k)
 C(o, rest) C(n-1, k) / C(n-1, k + rest) that depends on (o, r + q, k) only and is a running product of
 simple ratios down rest; and for fixed (i, j) the score is (α + β rest) / (t + 1 + k + rest), so the
 (i, j) with the same k add up into one (α, β) first. That leaves, per tie, ``(r + q) (o + 1)`` profile
-entries and ``r (q + 1)`` pairs (i, j), about 1e8 a second, evaluated for all ties at once in chunks of
-ties with the same o. Each tie's sums run in its own fixed order (a column per k, added up by a fixed tree
-over rest), so its value does not depend on the other ties. Ties of more than :data:`PROFILE_MAX_N`
-documents, whose binomials could leave float64's range, are summed term by term (``r (q + 1) (o + 1)``
-terms, about 2e7 a second).
+entries and ``r (q + 1)`` pairs (i, j), about 2e8 a second, evaluated for all ties at once: the ties are
+sorted by shape (o, r, q), each shape's pairs and their weights C(r-1, i) C(q, j) / C(n-1, k) computed
+once (a template), and they go in chunks of ties with the same o, their profile entries in blocks of
+columns. Each tie's sums run in its own fixed order (a column per k, added up by a fixed tree over rest,
+then the columns in order of k), so its value does not depend on the other ties. Ties of more than
+:data:`PROFILE_MAX_N` documents, whose binomials could leave float64's range, are summed term by term
+(``r (q + 1) (o + 1)`` terms, about 2e7 a second). Documents unjudged in the pool are counted tie by tie
+only when there are any.
 Bounds: the best and worst arrangement of each tie (ties add up independently) by a dynamic programme
 over how many documents of each kind are placed, ``O(r m u x)`` per tie. Fixed orders cost nothing;
 a query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET` raises an InputError naming the query and tie.
@@ -42,14 +45,15 @@ EPSILON = 1e-5   # trec_eval's INFAP_EPSILON
 #: profile entries and pairs, or ``r (q + 1) (o + 1)`` terms beyond PROFILE_MAX_N (module docstring);
 #: bounds: dynamic-programme states
 BUDGET = 200_000_000
-#: operations one evaluation may take over all queries (the expectation: about 1e8 profile entries a
+#: operations one evaluation may take over all queries (the expectation: about 2e8 profile entries a
 #: second, 2e7 terms); beyond, an error
 TOTAL_BUDGET = 2_000_000_000
 #: terms evaluated at once by the term-by-term sum (memory: about 15 float64 arrays of this length)
 CHUNK = 2_000_000
 #: ties of at most this many documents take the profiles (every nonzero weight stays above 1e-300)
 PROFILE_MAX_N = 1000
-#: profile entries and pairs evaluated at once (a few float64 arrays of this length stay in cache)
+#: columns and pairs of a chunk of ties, and profile entries of a block of columns, evaluated at once
+#: (a few float64 arrays of this length stay in cache)
 PROFILE_CHUNK = 131_072
 _BOUNDS_TOTAL_BUDGET = 100_000_000   # the bounds' dynamic programme runs in Python, state by state
 
@@ -59,9 +63,18 @@ def _score(a, m, u, p):
 
 
 def _kinds(g: TieStats, rel: float) -> tuple:
-    """Per tie: relevant, judged non-relevant, in-pool unjudged (-2), not in pool (-1) counts."""
-    return (g.group_sum(("b", rel), lambda x, _q: x >= rel), g.group_sum(("nonrel", rel), lambda x, _q: (x >= 0) & (x < rel)),
-            g.group_sum("unjudged_pool", lambda x, _q: x == -2), g.group_sum("not_in_pool", lambda x, _q: x == -1))
+    """Per tie: relevant, judged non-relevant, in-pool unjudged (-2), not in pool (-1) counts (every
+    grade is one of them, as rel >= 0: the last is what the others leave of the tie's size). The in-pool
+    unjudged ones are not counted tie by tie when no item has grade -2 (``g.ranked`` holds the grades
+    of the same items, in some order)."""
+    r = g.group_sum(("b", rel), lambda x, _q: x >= rel)
+    mj = g.group_sum(("nonrel_judged", rel), lambda x, _q: (x >= 0) & (x < rel))
+    grades = None if g.ranked is None else g.ranked.grades
+    if grades is not None and (len(grades) == 0 or grades.min() > -2):
+        uj = np.zeros(len(r))
+    else:
+        uj = g.group_sum("unjudged_pool", lambda x, _q: x == -2)
+    return r, mj, uj, g.group_size - r - mj - uj
 
 
 def _sequence_values(g: TieStats, rel: float, groups_ok: np.ndarray, kinds: tuple, before: tuple) -> np.ndarray:
@@ -82,14 +95,16 @@ def infap(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
     rel = m["rel"]
     kinds = _kinds(g, rel)
     r, mj, uj, x = kinds
-    before = tuple(within_query_exclusive_cumsum(v, g.group_query, g.query_groups[:-1]) for v in (r, mj, uj))
+    before = tuple(within_query_exclusive_cumsum(v.astype(np.int64), g.group_query, g.query_groups[:-1])
+                   if v.any() else np.zeros(len(v)) for v in (r, mj, uj))   # earlier ties of the query: A, M, U
     single_kind = ((r == g.group_size) | (r == 0))
     out = _sequence_values(g, rel, single_kind, kinds, before)
     mixed = np.flatnonzero(~single_kind)
     if len(mixed):
-        _check_cost(g, kinds, mixed, extreme)
+        mixed_kinds = tuple(k[mixed] for k in kinds)
+        _check_cost(g, mixed_kinds, mixed, extreme)
         if extreme is None:
-            per_tie = _tie_means(*(k[mixed] for k in kinds), *(b[mixed] for b in before), g.group_first[mixed])
+            per_tie = _tie_means(*mixed_kinds, *(b[mixed] for b in before), g.group_first[mixed])
         else:
             per_tie = np.array([_tie_extreme(int(r[c]), int(mj[c]), int(uj[c]), int(x[c]), float(before[0][c]),
                                              float(before[1][c]), float(before[2][c]), int(g.group_first[c]),
@@ -99,10 +114,13 @@ def infap(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
 
 
 def _check_cost(g: TieStats, kinds: tuple, mixed: np.ndarray, extreme: str | None) -> None:
-    r, mj, uj, x = (k[mixed].astype(np.float64) for k in kinds)
+    r, mj, uj, x = kinds   # of the ties ``mixed``
     if extreme is None:   # the profiles, or term by term (module docstring)
-        cost = np.where(r + mj + uj + x <= PROFILE_MAX_N, (r + mj) * (uj + x + 1) + r * (mj + 1),
-                        r * (mj + 1) * (uj + x + 1))
+        o1 = uj + x + 1
+        cost = (r + mj) * o1 + r * (mj + 1)
+        big = o1 + r + mj > PROFILE_MAX_N + 1
+        if big.any():
+            cost = np.where(big, r * (mj + 1) * o1, cost)
     else:
         cost = (r + 1) * (mj + 1) * (uj + 1) * (x + 1)
     total_budget = TOTAL_BUDGET if extreme is None else _BOUNDS_TOTAL_BUDGET
@@ -119,79 +137,157 @@ def _tie_means(r, mj, uj, x, A, M, U, t) -> np.ndarray:
     """Per tie (arrays, one entry a tie): r x E[score of one relevant document of the tie], all ties at
     once (module docstring). Each tie's terms are summed in their own order, so its value does not
     depend on the other ties."""
-    r, mj, uj, other = (np.asarray(v, dtype=np.int64) for v in (r, mj, uj, uj + x))
-    A, M, U, t = (np.asarray(v, dtype=np.float64) for v in (A, M, U, t))
+    other = uj + x
     n = r + mj + other
-    out = np.zeros(len(r))
     log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(n.max()) + 1)))))
     big = np.flatnonzero(n > PROFILE_MAX_N)
-    if len(big):   # every term on its own (the profiles' products could leave float64's range)
-        terms = r[big] * (mj[big] + 1) * (other[big] + 1)
-        for sel in chunks(terms, CHUNK):   # loop over chunks of whole ties
-            c = big[sel]
-            out[c] = _term_means(r[c], mj[c], other[c], uj[c], A[c], M[c], U[c], t[c], log_fact)
+    if not len(big):   # the common case: every tie by profiles
+        return _sorted_profile_means(r, mj, uj, other, A, M, U, t, log_fact)
+    out = np.zeros(len(r))
     fast = np.flatnonzero(n <= PROFILE_MAX_N)
-    fast = fast[np.argsort(other[fast], kind="stable")]   # ties with as many others side by side
-    bounds = np.concatenate(([0], np.flatnonzero(np.diff(other[fast])) + 1, [len(fast)])) if len(fast) else [0]
-    for lo, hi in zip(bounds[:-1], bounds[1:]):   # loop over the distinct numbers of others
-        ties = fast[lo:hi]
-        oo = int(other[ties[0]])
-        cost = (r[ties] + mj[ties]) * (oo + 1) + r[ties] * (mj[ties] + 1)
-        for sel in chunks(cost, PROFILE_CHUNK):   # loop over chunks of whole ties
-            c = ties[sel]
-            out[c] = _profile_means(oo, r[c], mj[c], uj[c], A[c], M[c], U[c], t[c], log_fact)
+    if len(fast):
+        out[fast] = _sorted_profile_means(r[fast], mj[fast], uj[fast], other[fast], A[fast], M[fast], U[fast],
+                                          t[fast], log_fact)
+    # every term on its own (the profiles' products could leave float64's range)
+    r, mj, uj, other = (v[big].astype(np.int64) for v in (r, mj, uj, other))
+    A, M, U, t = (v[big].astype(np.float64) for v in (A, M, U, t))
+    for sel in chunks(r * (mj + 1) * (other + 1), CHUNK):   # loop over chunks of whole ties
+        out[big[sel]] = _term_means(r[sel], mj[sel], other[sel], uj[sel], A[sel], M[sel], U[sel], t[sel],
+                                    log_fact)
     return out
 
 
-def _profile_means(oo: int, r, mj, uj, A, M, U, t, log_fact) -> np.ndarray:
+def _sorted_profile_means(r, mj, uj, other, A, M, U, t, log_fact) -> np.ndarray:
+    """:func:`_tie_means` by profiles. The ties are ordered by their shape (o, any unjudged in the pool,
+    r, q), one integer key: ties with as many others go together in chunks, a chunk's r and q are read
+    off the (sorted) keys, and ties of one shape share one template of their pairs (i, j) and weights,
+    computed once per shape."""
+    R1, Q1 = int(r.max()) + 1, int(mj.max()) + 1
+    key = other * 2.0   # ((o 2 + [u > 0]) (max r + 1) + r) (max q + 1) + q, exact in float64
+    key += uj > 0
+    key *= R1
+    key += r
+    key *= Q1
+    key += mj
+    order = np.argsort(key.astype(np.min_scalar_type(int(key.max()))), kind="stable")  # radix if small
+    key = key.astype(np.int64)[order]
+    shape_first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    s = order[shape_first]
+    sr, smj, so = (v[s].astype(np.int64) for v in (r, mj, other))
+    tmpl_start, tmpl = _pair_templates(so, sr, smj, log_fact)
+    shape_size = np.diff(np.append(shape_first, len(r)))
+    tie_tmpl = np.repeat(tmpl_start, shape_size)   # in that order
+    cost = np.repeat(sr + smj + sr * (smj + 1), shape_size)   # columns and pairs of each tie
+    work = np.empty((2, max(PROFILE_CHUNK, int(so.max()) + 1)))   # a block's profile entries, reused
+    out = np.empty(len(r))
+    group = np.concatenate(([0], np.flatnonzero(np.diff(so)) + 1))   # first shape of each o
+    bounds = np.append(shape_first[group], len(r))
+    for oo, lo, hi in zip(so[group].tolist(), bounds[:-1], bounds[1:]):   # loop over the distinct o
+        for sel in chunks(cost[lo:hi], PROFILE_CHUNK):   # loop over chunks of whole ties
+            span = slice(lo + int(sel[0]), lo + int(sel[-1]) + 1)
+            c, k = order[span], key[span]
+            out[c] = _profile_means(oo, (k // Q1) % R1, k % Q1, *(np.take(v, c) for v in (uj, A, M, U, t)),
+                                    tie_tmpl[span], tmpl, work)
+    return out
+
+
+def _pair_templates(oo, r, mj, log_fact) -> tuple:
+    """Per shape (others ``oo``, r, q; arrays, one entry a shape): its pairs (i, j), i relevant and j
+    judged non-relevant documents of the tie above (i < r, j <= q, each shape's in the order (i, j)),
+    with weight C(r-1, i) C(q, j) / C(n-1, i + j) (at most 1). Returns (first pair of each shape,
+    (rows (i, weight) of every pair, i + j of every pair))."""
+    npair = r * (mj + 1)
+    start = np.cumsum(npair) - npair
+    pair_shape = np.repeat(np.arange(len(r)), npair)
+    f = np.arange(len(pair_shape)) - start[pair_shape]
+    mj1 = (mj + 1)[pair_shape]
+    i = f // mj1
+    j = f - i * mj1
+    kk = i + j
+    rm1, mjp, N = (r - 1)[pair_shape], mj[pair_shape], (r + mj - 1 + oo)[pair_shape]
+    w = np.exp(log_fact[rm1] - log_fact[i] - log_fact[rm1 - i] + log_fact[mjp] - log_fact[j] - log_fact[mjp - j]
+               - log_fact[N] + log_fact[kk] + log_fact[N - kk])
+    return start, (np.stack((i, w), axis=1), kk)
+
+
+def _column_weights(oo: int, r, mj, uj, A, M, U, col_start, ncol: int, tie_tmpl, tmpl) -> tuple:
+    """Per column (tie, k): the weighted (alpha, beta) of :func:`_profile_means`, its pairs (i, j) with
+    i + j = k added up in the order (i, j) (np.bincount: sequentially, whatever the other columns);
+    beta None when no tie has unjudged documents in the pool (then beta is 0). The pairs' a + m is
+    (A + M) + k (integers: exact in any order)."""
+    npair = r * (mj + 1)
+    idx = np.arange(int(npair.sum())) + np.repeat(tie_tmpl - (np.cumsum(npair) - npair), npair)
+    i, w = np.take(tmpl[0], idx, axis=0).T
+    kk = tmpl[1][idx]
+    # score = (alpha + beta rest) / (t + 1 + k + rest) with alpha = 1 + c (a + m + U), beta = c uj / oo,
+    # c = (a + ε) / (a + m + 2ε): alpha and beta weighted by w, added up per column
+    wc = np.repeat(A, npair) + i   # a
+    wc += EPSILON
+    wc *= w
+    am = np.repeat(A + M, npair) + kk
+    wc /= am + 2 * EPSILON
+    col = np.repeat(col_start, npair) + kk
+    if U.any():
+        am += np.repeat(U, npair)
+    am *= wc
+    am += w
+    alpha = np.bincount(col, weights=am, minlength=ncol)
+    if not uj.any():
+        return alpha, None
+    return alpha, np.bincount(col, weights=wc * np.repeat(uj, npair), minlength=ncol) / oo
+
+
+def _profile_means(oo: int, r, mj, uj, A, M, U, t, tie_tmpl, tmpl, work) -> np.ndarray:
     """:func:`_tie_means` for ties with ``oo`` others each (module docstring): a column per (tie, k)
-    and a row per ``rest``, each column summed by the same tree whatever the other columns."""
+    and a row per ``rest``, in blocks of columns of about PROFILE_CHUNK entries, each column summed by
+    the same tree whatever the other columns. ``tie_tmpl``: each tie's first pair in the templates
+    ``tmpl`` (:func:`_pair_templates`); ``work``: two rows of at least PROFILE_CHUNK and oo + 1
+    entries, overwritten."""
     L = r + mj
     nt = len(r)
     # columns (tie, k), k = i + j judged documents of the tie above
     col_start = np.cumsum(L) - L
-    col_tie = np.repeat(np.arange(nt), L)
-    ncol = len(col_tie)
-    k = np.arange(ncol) - col_start[col_tie]
-    # pairs (tie, i, j), each tie's in its own order: weight C(r-1, i) C(mj, j) / C(n-1, k) (at most 1)
-    npair = r * (mj + 1)
-    pair_tie = np.repeat(np.arange(nt), npair)
-    f = np.arange(len(pair_tie)) - (np.cumsum(npair) - npair)[pair_tie]
-    mj1 = (mj + 1)[pair_tie]
-    i = f // mj1
-    j = f - i * mj1
-    kk = i + j
-    rm1, mjp, N = (r - 1)[pair_tie], mj[pair_tie], (L - 1 + oo)[pair_tie]
-    w = np.exp(log_fact[rm1] - log_fact[i] - log_fact[rm1 - i] + log_fact[mjp] - log_fact[j] - log_fact[mjp - j]
-               - log_fact[N] + log_fact[kk] + log_fact[N - kk])
-    a, m = A[pair_tie] + i, M[pair_tie] + j
-    wc = w * (a + EPSILON) / (a + m + 2 * EPSILON)
-    col = col_start[pair_tie] + kk
-    # score = (alpha + beta rest) / (t + 1 + k + rest) with alpha = 1 + c (a + m + U), beta = c uj / oo,
-    # c = (a + ε) / (a + m + 2ε): alpha and beta weighted by w, added up per column
-    alpha = np.bincount(col, weights=w + wc * (a + m + U[pair_tie]), minlength=ncol)
-    beta = (np.bincount(col, weights=wc * uj[pair_tie], minlength=ncol) / oo) if oo else np.zeros(ncol)
-    # profile per (L, k): rest -> C(oo, rest) C(n-1, k) / C(n-1, k + rest), a product of ratios
+    ncol = int(col_start[-1] + L[-1])
+    k = np.arange(ncol) - np.repeat(col_start, L)
+    alpha, beta = _column_weights(oo, r, mj, uj, A, M, U, col_start, ncol, tie_tmpl, tmpl)
+    prof, first = _profiles(oo, L)
+    inv = np.repeat(first[L], L) + k                 # each column's profile
+    T = np.repeat(t, L) + 1.0 + k                    # each column's rank with rest = 0
+    rest = np.arange(oo + 1, dtype=np.float64)[:, None]
+    sums = np.empty(ncol)
+    block = max(1, PROFILE_CHUNK // (oo + 1))
+    for c0 in range(0, ncol, block):   # loop over blocks of columns
+        c = slice(c0, min(c0 + block, ncol))
+        val, tmp = (w[:(oo + 1) * (c.stop - c0)].reshape(oo + 1, c.stop - c0) for w in work)
+        np.take(prof, inv[c], axis=1, out=val, mode="clip")
+        if beta is None:   # alpha + 0 rest
+            val *= alpha[c]
+        else:
+            np.multiply(beta[c], rest, out=tmp)
+            tmp += alpha[c]
+            val *= tmp
+        np.add(T[c], rest, out=tmp)
+        val /= tmp
+        sums[c] = _column_sums(val)
+    return r * np.bincount(np.repeat(np.arange(nt), L), weights=sums, minlength=nt) / (L + oo)
+
+
+def _profiles(oo: int, L) -> tuple:
+    """The profiles per (L, k), L among ``L`` (one a tie): rest -> C(oo, rest) C(n-1, k) / C(n-1, k + rest),
+    a running product of ratios down rest (a row per rest, a column per (L, k)); and the column of
+    (L, 0) per L."""
     Ls = np.flatnonzero(np.bincount(L))                        # the distinct L = r + mj, ascending
     first = np.zeros(int(Ls[-1]) + 1, dtype=np.int64)
     first[Ls] = np.cumsum(Ls) - Ls                              # the profile column of (L, 0)
     ku = np.arange(int(Ls.sum())) - np.repeat(first[Ls], Ls)   # k and L - 1 - k per profile column
     mu = np.repeat(Ls, Ls) - 1 - ku
-    inv = first[L][col_tie] + k
     rest = np.arange(oo + 1, dtype=np.float64)[:, None]
     d = oo - rest[:-1]
     prof = np.empty((oo + 1, len(ku)))
     prof[0] = 1.0
     prof[1:] = d * (ku + 1 + rest[:-1]) / ((rest[:-1] + 1) * (d + mu))
     np.cumprod(prof, axis=0, out=prof)
-    val = np.take(prof, inv, axis=1)
-    tmp = np.multiply(beta, rest)
-    tmp += alpha
-    val *= tmp
-    np.add(t[col_tie] + 1.0 + k, rest, out=tmp)
-    val /= tmp
-    sums = np.bincount(col_tie, weights=_column_sums(val), minlength=nt)
-    return r * sums / (L + oo)
+    return prof, first
 
 
 def _column_sums(val: np.ndarray) -> np.ndarray:
