@@ -65,12 +65,10 @@ def _score(a, m, u, p):
 def _kinds(g: TieStats, rel: float) -> tuple:
     """Per tie: relevant, judged non-relevant, in-pool unjudged (-2), not in pool (-1) counts (every
     grade is one of them, as rel >= 0: the last is what the others leave of the tie's size). The in-pool
-    unjudged ones are not counted tie by tie when no item has grade -2 (``g.ranked`` holds the grades
-    of the same items, in some order)."""
+    unjudged ones are not counted tie by tie when no item has grade -2."""
     r = g.group_sum(("b", rel), lambda x, _q: x >= rel)
     mj = g.group_sum(("nonrel_judged", rel), lambda x, _q: (x >= 0) & (x < rel))
-    grades = None if g.ranked is None else g.ranked.grades
-    if grades is not None and (len(grades) == 0 or grades.min() > -2):
+    if g.min_grade() > -2:
         uj = np.zeros(len(r))
     else:
         uj = g.group_sum("unjudged_pool", lambda x, _q: x == -2)

@@ -330,6 +330,9 @@ class _ItemGrades:
             self._item_query = np.repeat(np.arange(len(self.qptr) - 1), np.diff(self.qptr))
         return self._item_query
 
+    def min_grade(self) -> float:
+        return float(self.grades.min()) if len(self.grades) else np.inf
+
     def group_sum(self, f: GradeFn, with_query: bool) -> np.ndarray:
         if len(self.grades) == 0:
             return np.zeros(0)
@@ -366,6 +369,9 @@ class _LevelGrades:
         self.count = count
         self.query = query          # query of each run
         self.n_groups = n_groups
+
+    def min_grade(self) -> float:
+        return float(self.grade.min()) if len(self.grade) else np.inf
 
     def group_sum(self, f: GradeFn, with_query: bool) -> np.ndarray:
         w = np.asarray(f(self.grade, self.query), dtype=np.float64) * self.count
@@ -537,6 +543,10 @@ class TieStats:
         return TieStats(self.lengths, query, count, source, self.judged, group_key=key)
 
     # -- memoised sums -------------------------------------------------------------------------
+    def min_grade(self) -> float:
+        """The smallest grade of any item (inf when there is none)."""
+        return self.memo("min_grade", self.source.min_grade)
+
     def memo(self, key: object, build: Callable[[], object]):
         """Return the cached value for ``key``, building it once."""
         if key not in self._memo:
