@@ -1,6 +1,7 @@
 """G's exact expectation on ties of several distinct non-zero gains (and gain-0 documents), against the
 brute-force oracle (tests/oracle.py: every ordering of the tied items, trec_eval's m_G.c loop per ordering),
-and its independence of the other queries evaluated with it (bit for bit)."""
+its independence of the other queries evaluated with it (bit for bit), and the classes of ties and segments
+alike that are summed once."""
 
 from __future__ import annotations
 
@@ -63,3 +64,37 @@ def test_small_chunks_and_blocks(monkeypatch, measure):
     for r in range(len(grades)):
         alone = tierank.evaluate_matrix(grades[r:r + 1], keys[r:r + 1], [measure]).per_query[measure].iloc[0]
         assert alone == got[r]
+
+
+def test_alike_ties_and_segments_are_summed_once_with_the_same_bits():
+    """Many queries holding the same ties at the same places (after the ideal ranks, so they read the same
+    costs): the ties and segments alike are summed once, and every query keeps the bits it has alone."""
+    grades, keys = _rows(31)
+    rows = np.arange(len(grades)).repeat(5)
+    big_g, big_k = grades[rows], keys[rows]
+    for measure in MEASURES:
+        got = tierank.evaluate_matrix(big_g, big_k, [measure]).per_query[measure].to_numpy()
+        for r in range(len(grades)):
+            alone = tierank.evaluate_matrix(grades[r:r + 1], keys[r:r + 1], [measure]).per_query[measure].iloc[0]
+            assert (got[rows == r] == alone).all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_alike_classes(seed):
+    """_alike puts two segments in one class exactly when both read the ramp of C and have the same kind and
+    add (integer adds in a short range, integer adds spread wide, and other floats), and each class's
+    representative is one of its members."""
+    from tierank.measures import gain_g
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    kind = rng.integers(0, 7, n)
+    far = rng.random(n) < 0.8
+    add = [rng.integers(-3, 5, n).astype(float), rng.integers(0, 4, n) * 1e9,
+           rng.integers(0, 4, n) * 0.5 + 0.25][seed % 3]
+    rep, alike = gain_g._alike(kind, far, add)
+    key = [(k, a) if f else ("alone", i) for i, (k, f, a) in enumerate(zip(kind.tolist(), far.tolist(), add.tolist()))]
+    assert len(rep) == len(set(key)) == alike.max() + 1
+    assert all(key[rep[alike[i]]] == key[i] for i in range(n))
+    same = alike[:, None] == alike[None, :]
+    assert (same == np.array([[a == b for b in key] for a in key])).all()

@@ -8,15 +8,17 @@ uniformly random p-subset of the tie, and the document at position p is any of t
 position p adds on average ``E[(S_p / p) / log2(2 + C(t + p) - S_before - S_p)]``, where S_p is the gain
 sum of the subset, whose counts of each gain are multivariate hypergeometric. The expectation is summed
 exactly over those count vectors: for each count vector of the tie's non-zero gains (a *segment*), the
-number k of its documents of gain 0 runs over 0..z (z the tie's documents of gain 0), so a tie costs
-(the product over its distinct non-zero gains of (count + 1), less 1) times (z + 1) terms; each term is
-one table look-up for its weight (the weights depend only on z, the tie's count of non-zero gains, the
+number k of its documents of gain 0 runs over 0..z (z the tie's documents of gain 0), so a tie costs at
+most (the product over its distinct non-zero gains of (count + 1), less 1) times (z + 1) terms; each term
+is one table look-up for its weight (the weights depend only on z, the tie's count of non-zero gains, the
 segment's count and k, so they are tabled once per distinct kind), one for C and a log2. Every tie is
-done at once, in chunks of :data:`CHUNK` terms. Ties whose documents all have the same gain, and fixed
-orders, need no counting, and documents of gain 0 are only counted, never read one by one. C is never
-built over all positions: it is ``i + X(min(i, R))``, X summing the ideal gains' excess over 1 up to
-rank R, the last ideal rank of positive gain. A query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET`
-terms raises an InputError naming the query and tie.
+done at once, in chunks of :data:`CHUNK` terms. Ties past rank R (below) with the same gains, counts and
+z and the same ``2 + t + X(R) - S_before`` have the same terms, and so do such segments of the same kind
+and the same ``2 + t + X(R) - S_before - S``: each is summed once (the same bits). Ties whose documents
+all have the same gain, and fixed orders, need no counting, and documents of gain 0 are only counted,
+never read one by one. C is never built over all positions: it is ``i + X(min(i, R))``, X summing the
+ideal gains' excess over 1 up to rank R, the last ideal rank of positive gain. A query or run beyond
+:data:`BUDGET` / :data:`TOTAL_BUDGET` terms raises an InputError naming the query and tie.
 
 Bounds: a higher gain first does not always give the higher G (after a document of gain 1 with ideal gains
 3, 2, 1, the tie {2, 3} scores more as 2 then 3). Ties add up independently (a tie's terms depend only on
@@ -45,10 +47,10 @@ BUDGET = 200_000_000
 TOTAL_BUDGET = 2_000_000_000
 #: terms evaluated at once: small enough that the few work arrays of this length stay in the CPU cache
 CHUNK = 1 << 16
-#: segments (a tie's count vectors of its non-zero gains) summed as one block, and terms of the segments
-#: enumerated at once (memory: about 15 arrays of this length)
+#: segments (a tie's count vectors of its non-zero gains) summed as one block, and segments enumerated at
+#: once (memory: about 20 arrays of this length)
 _SEGMENT_BLOCK = 1 << 16
-_SEGMENT_CHUNK = 1 << 22
+_SEGMENT_CHUNK = 1 << 21
 _BOUNDS_TOTAL_BUDGET = 100_000_000   # the bounds' dynamic programme runs in Python, state by state
 
 
@@ -90,12 +92,10 @@ def g_measure(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray
     if len(lit) == 0:
         return divide(value, costs.total)
     ptr, grades = g.group_grades(lit)
-    gains = item_gains(m, grades)
-    nz = np.flatnonzero(gains)
+    nz, v = _nonzero_gains(m, grades)
     nz_ptr = np.searchsorted(nz, ptr)
     n_lit = np.diff(nz_ptr)                     # per tie read, its documents of non-zero gain (>= 1)
     nz_lit = np.repeat(np.arange(len(lit)), n_lit)
-    v = gains[nz]
     first = nz_ptr[:-1]
     uniform = (n_lit == g.group_size[lit]) & (np.maximum.reduceat(v, first) == np.minimum.reduceat(v, first))
     # ties of equal gains (and fixed orders): the k-th item of the tie sees k-1 equal gains above it
@@ -113,6 +113,21 @@ def g_measure(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray
         value += _mixed_ties(g, lit[~uniform], np.cumsum(~uniform)[nz_lit[sel]] - 1, v[sel], n_nz, S_before,
                              costs, extreme)
     return divide(value, costs.total)
+
+
+def _nonzero_gains(m: Measure, grades: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index, gain) of the grades of non-zero gain. Most grades are 0 or negative (unjudged); when all of
+    those have gain 0 (the built-in gains, unless the gains map gives a grade <= 0 a gain), only the
+    others are turned into gains."""
+    listed = m["gains"] or {}
+    if callable(m["gain"]) or any(gain != 0 for grade, gain in listed.items() if not grade > 0):
+        gains = item_gains(m, grades)
+        nz = np.flatnonzero(gains != 0)
+        return nz, gains[nz]
+    maybe = np.flatnonzero(~(grades <= 0))
+    gains = item_gains(m, grades[maybe])
+    keep = gains != 0
+    return maybe[keep], gains[keep]
 
 
 def _bounds(expected: TieStats, best: TieStats, worst: TieStats, m: Measure, lo: np.ndarray, hi: np.ndarray):
@@ -146,11 +161,24 @@ def _mixed_ties(g: TieStats, ties: np.ndarray, nz_tie: np.ndarray, v: np.ndarray
     return np.bincount(g.group_query[ties], weights=per_tie, minlength=g.n_queries)
 
 
-def _runs(tie: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(tie, gain, count) of every distinct non-zero gain of every tie, by tie then gain."""
+def _runs(tie: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(tie, gain, count, number of the (gain, count) pair) of every distinct non-zero gain of every tie, by
+    tie then gain."""
+    u, at = _levels(v)
+    runs, count = _distinct(tie * len(u) + at, counts=True)
+    _, pair = _distinct(runs % len(u) * (int(count.max()) + 1) + count)
+    return runs // len(u), u[runs % len(u)], count, pair
+
+
+def _levels(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(levels, the level of each of the values, not none): every integer from the least value to the
+    largest when the values are integers in a short range (no sort; some levels may be absent), else the
+    distinct values."""
+    lo, hi = v.min(), v.max()
+    if hi - lo < 256 and np.array_equal(v, np.rint(v)):
+        return lo + np.arange(int(hi - lo) + 1), (v - lo).astype(np.int64)
     u = np.unique(v)
-    runs, count = _distinct(tie * len(u) + np.searchsorted(u, v), counts=True)
-    return runs // len(u), u[runs % len(u)], count
+    return u, np.searchsorted(u, v)
 
 
 def _distinct(code: np.ndarray, counts: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -161,14 +189,16 @@ def _distinct(code: np.ndarray, counts: bool = False) -> tuple[np.ndarray, np.nd
     if top > 4 * len(code) + 4096:
         return np.unique(code, return_counts=True) if counts else np.unique(code, return_inverse=True)
     seen = np.bincount(code, minlength=top)
-    kinds = np.flatnonzero(seen)
+    kinds = np.flatnonzero(seen > 0)   # (a boolean is searched much faster than the counts)
     if counts:
         return kinds, seen[kinds]
-    return kinds, (np.cumsum(seen > 0) - 1)[code]
+    number = np.empty(top, dtype=np.int64)
+    number[kinds] = np.arange(len(kinds))
+    return kinds, number[code]
 
 
 def _split_runs(runs, n_ties: int) -> tuple[list, list]:
-    tie, value, count = runs
+    tie, value, count, _ = runs
     cut = np.searchsorted(tie, np.arange(1, n_ties))
     return np.split(value, cut), np.split(count, cut)
 
@@ -179,7 +209,7 @@ def _tie_gains(values: np.ndarray, counts: np.ndarray, zeros: int) -> np.ndarray
 
 def _configurations(runs, n_ties: int) -> np.ndarray:
     """Per tie, the product over its distinct non-zero gains of (count + 1) (float: it may be huge)."""
-    tie, _, count = runs
+    tie, _, count, _ = runs
     with np.errstate(over="ignore"):
         return np.exp(np.bincount(tie, weights=np.log(count + 1.0), minlength=n_ties))
 
@@ -210,65 +240,130 @@ def _tie_means(g: TieStats, ties: np.ndarray, runs, zeros: np.ndarray, before: n
     documents of non-zero gain, so it is tabled once per distinct (z, c, s); ``Π C(c_l, K_l) S`` is a
     factor of the segment. Segments are numbered inside each tie and taken in blocks of
     :data:`_SEGMENT_BLOCK`; each block is summed in its own order, then each tie's blocks in order, so a
-    tie's value does not depend on the other ties.
+    tie's value does not depend on the other ties. Ties, then segments, whose terms are the same numbers
+    are summed once (:func:`_alike`).
     """
-    tie, value, count = runs
     n_t = len(ties)
     n = g.group_size[ties]
-    per_tie = np.bincount(tie, minlength=n_t)
-    D = int(per_tie.max())
-    slot = np.arange(len(tie)) - np.repeat(np.cumsum(per_tie) - per_tie, per_tie)
-    vals, cnts = np.zeros((D, n_t)), np.zeros((D, n_t), dtype=np.int64)   # a row per digit
-    vals[slot, tie], cnts[slot, tie] = value, count
+    vals, cnts, kind = _digits(runs, zeros)
     n_seg = np.ones(n_t, dtype=np.int64)
-    for level in range(D):   # loop over the (few) distinct non-zero gains of a tie
+    for level in range(len(cnts)):   # loop over the (few) distinct non-zero gains of a tie
         n_seg *= cnts[level] + 1
     n_seg -= 1                                # the non-zero count vectors K, numbered 1..n_seg (mixed radix)
     log_fact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(n.max(initial=1)) + 1)))))
-    # C at the ties' positions: from rank R on, C(t + p) = t + p + X(R), a ramp (the end of Cs); ties
-    # starting before rank R read C from Cs, which holds it at their positions
+    Cs, c_base, add_base, far = _tie_costs(g, ties, n, before, costs)
+    # ties alike (same z, gains and counts, reading the ramp of C from the same add_base) have the same
+    # terms in the same order: only one of each is summed
+    one, alike = _alike(kind, far, add_base)
+    vals, cnts, zeros, n, n_seg = vals[:, one], cnts[:, one], zeros[one], n[one], n_seg[one]
+    place = (Cs, c_base[one], add_base[one], far[one])
+    # blocks of segments: (tie, first segment number, segments)
+    blocks = -(-n_seg // _SEGMENT_BLOCK)
+    block_tie = np.repeat(np.arange(len(one)), blocks)
+    block_first = (np.arange(len(block_tie)) - np.repeat(np.cumsum(blocks) - blocks, blocks)) * _SEGMENT_BLOCK + 1
+    block_len = np.minimum(_SEGMENT_BLOCK, n_seg[block_tie] - block_first + 1)
+    block_sum = np.empty(len(block_tie))
+    for part in chunks(block_len, _SEGMENT_CHUNK):   # loop over batches of blocks
+        block_sum[part] = _block_sums(block_tie[part], block_first[part], block_len[part], vals, cnts, zeros, n,
+                                      place, log_fact)
+    return np.bincount(block_tie, weights=block_sum, minlength=len(one))[alike]
+
+
+def _digits(runs, zeros: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per tie, its distinct non-zero gains and their counts, a row per digit (0 beyond its own), and a
+    number per distinct (z, gains and counts)."""
+    tie, value, count, pair = runs
+    n_t = len(zeros)
+    per_tie = np.bincount(tie, minlength=n_t)
+    D = int(per_tie.max())
+    slot = np.arange(len(tie)) - np.repeat(np.cumsum(per_tie) - per_tie, per_tie)
+    vals, cnts, pairs = np.zeros((D, n_t)), np.zeros((D, n_t), dtype=np.int64), np.zeros((D, n_t), dtype=np.int64)
+    at = slot * n_t + tie
+    vals.reshape(-1)[at], cnts.reshape(-1)[at], pairs.reshape(-1)[at] = value, count, pair + 1
+    kind, top = zeros, int(pair.max(initial=0)) + 2
+    for level in range(D):   # loop over the (few) distinct non-zero gains of a tie
+        _, kind = _distinct(kind * top + pairs[level])
+    return vals, cnts, kind
+
+
+def _tie_costs(g: TieStats, ties: np.ndarray, n: np.ndarray, before: np.ndarray, costs: _Costs):
+    """Where each tie reads C: ``C(t + p) + 2 - before - S = Cs[c_base + p - 1] + add_base - S``. From rank R
+    on, C(t + p) = t + p + X(R), a ramp (the end of Cs, which holds p at index ``c_base + p - 1``); ties
+    starting before rank R read C from Cs, which holds it at their positions. Returns (Cs, c_base,
+    add_base, far: the ties that read the ramp)."""
     q = g.group_query[ties]
     t = g.group_first[ties]
     near = t < costs.R[q]
     near_n = np.where(near, n, 0)
     near_at = np.cumsum(near_n) - near_n
     tot = int(near_n.sum())
-    pos_tie = np.repeat(np.arange(n_t), near_n)
+    pos_tie = np.repeat(np.arange(len(ties)), near_n)
     rank = t[pos_tie] + np.arange(tot) - near_at[pos_tie] + 1
     Cs = np.concatenate((costs.at(q[pos_tie], rank), np.arange(int(n.max()) + 1, dtype=np.float64)))
     c_base = np.where(near, near_at - 1, tot)
     add_base = 2.0 + np.where(near, 0.0, t + costs.beyond[q]) - before
-    # blocks of segments: (tie, first segment number, segments)
-    blocks = -(-n_seg // _SEGMENT_BLOCK)
-    block_tie = np.repeat(np.arange(n_t), blocks)
-    block_first = (np.arange(len(block_tie)) - np.repeat(np.cumsum(blocks) - blocks, blocks)) * _SEGMENT_BLOCK + 1
-    block_len = np.minimum(_SEGMENT_BLOCK, n_seg[block_tie] - block_first + 1)
-    block_sum = np.empty(len(block_tie))
-    for part in chunks(block_len * (zeros[block_tie] + 1), _SEGMENT_CHUNK):   # loop over batches of blocks
-        bt, bl = block_tie[part], block_len[part]
-        seg_block = np.repeat(np.arange(len(part)), bl)
-        seg_tie = bt[seg_block]
-        rest = np.repeat(block_first[part] - np.cumsum(bl) + bl, bl) + np.arange(len(seg_tie))
-        s = np.zeros(len(seg_tie), dtype=np.int64)
-        S = np.zeros(len(seg_tie))
-        log_a = np.zeros(len(seg_tie))
-        for level in range(D):   # loop over the (few) distinct non-zero gains of a tie: one digit each
-            c_l = cnts[level][seg_tie]
-            rest, K = np.divmod(rest, c_l + 1)
-            s += K
-            S += K * vals[level][seg_tie]
-            log_a += log_fact[c_l] - log_fact[K] - log_fact[c_l - K]
-        z = zeros[seg_tie]
-        table, table_at, top = _weights(z, n[seg_tie] - z, s, log_fact)
-        sums = _segment_sums(z + 1, c_base[seg_tie] + s, add_base[seg_tie] - S, table_at, Cs, table)
-        block_sum[part] = np.bincount(seg_block, weights=S * np.exp(log_a + top) * sums, minlength=len(part))
-    return np.bincount(block_tie, weights=block_sum, minlength=n_t)
+    return Cs, c_base, add_base, ~near
+
+
+def _block_sums(bt, bf, bl, vals, cnts, zeros, n, place, log_fact) -> np.ndarray:
+    """The sums of blocks of segments (tie ``bt``, first segment ``bf``, segments ``bl``; per tie its
+    digits ``vals``, ``cnts``, its z and n; ``place`` from :func:`_tie_costs`): each segment number is read
+    as mixed-radix digits, one per distinct non-zero gain of its tie (the counts K), giving s, S and
+    ``log Π C(c_l, K_l)``; segments whose terms are the same numbers are summed once (:func:`_alike`)."""
+    Cs, c_base, add_base, far = place
+    seg_block = np.repeat(np.arange(len(bt)), bl)
+    seg_tie = bt[seg_block]
+    rest = np.repeat(bf - np.cumsum(bl) + bl, bl) + np.arange(len(seg_tie))
+    s = np.zeros(len(seg_tie), dtype=np.int64)
+    S = np.zeros(len(seg_tie))
+    log_a = np.zeros(len(seg_tie))
+    for level in range(len(vals)):   # loop over the (few) distinct non-zero gains of a tie: one digit each
+        c_l = cnts[level][seg_tie]
+        rest, K = np.divmod(rest, c_l + 1)
+        s += K
+        S += K * vals[level][seg_tie]
+        log_a += log_fact[c_l] - log_fact[K] - log_fact[c_l - K]
+    z = zeros[seg_tie]
+    table, table_at, top, kind = _weights(z, n[seg_tie] - z, s, log_fact)
+    c_at, add = c_base[seg_tie] + s, add_base[seg_tie] - S
+    rep, alike = _alike(kind, far[seg_tie], add)
+    sums = _segment_sums(z[rep] + 1, c_at[rep], add[rep], table_at[rep], Cs, table)[alike]
+    return np.bincount(seg_block, weights=S * np.exp(log_a + top) * sums, minlength=len(bt))
+
+
+def _alike(kind: np.ndarray, far: np.ndarray, add: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Classes of ties or segments whose terms are the same numbers in the same order, so whose sums are
+    the same bits: those reading the ramp of C (``far``, where ``C(t + p) + 2 - before - S`` is
+    ``p + add``) of the same kind (a tie's z, gains and counts; a segment's (z, c, s)) and the same ``add``
+    (with integer gains, few values); every other one is alone. Returns (a representative of each class,
+    the class of each)."""
+    a = np.rint(add)
+    lo, hi = (a.min(), a.max()) if len(a) else (0.0, 0.0)
+    if np.array_equal(a, add) and hi - lo < len(a):   # integers in a short range: their offsets
+        span, code = int(hi - lo) + 1, (a - lo).astype(np.int64)
+    else:
+        _, code = np.unique(add, return_inverse=True)
+        span = int(code.max(initial=0)) + 1
+    n = len(add)
+    code += kind * span
+    top = (int(kind.max(initial=0)) + 1) * span
+    if top > 8 * n + (1 << 20):   # too sparse for a table over every code (only n of it are touched)
+        _, code = np.unique(code, return_inverse=True)
+        top = n
+    code = np.where(far, code, top + np.arange(n))
+    last = np.empty(top + n, dtype=np.int64)   # per code, one of its segments (whichever was written last)
+    last[code] = np.arange(n)
+    mine = last[code]
+    rep = np.flatnonzero(mine == np.arange(n))
+    last[rep] = np.arange(len(rep))            # now the class of each representative
+    alike = last[mine]
+    return rep, alike
 
 
 def _weights(z: np.ndarray, c: np.ndarray, s: np.ndarray, log_fact: np.ndarray):
     """The weights ``C(z, k) / (C(z + c, s + k) (s + k))``, k = 0..z, of segments (z, c, s): one block of
     z + 1 entries per distinct (z, c, s), divided by its largest entry. Returns (the table, the start of
-    each segment's block in it, the log of each segment's divisor)."""
+    each segment's block in it, the log of each segment's divisor, the kind of each segment)."""
     span = int(c.max()) + 1
     if (int(z.max()) + 1) * span * span < 2 ** 62:   # (z, c, s) as one integer
         kinds, kind = _distinct((z * span + c) * span + s)
@@ -284,7 +379,7 @@ def _weights(z: np.ndarray, c: np.ndarray, s: np.ndarray, log_fact: np.ndarray):
     log_w = ((log_fact[k + s - 1] - log_fact[k]) + (log_fact[z - k + c - s] - log_fact[z - k])
              + (log_fact[z] - log_fact[z + c]))
     top = np.maximum.reduceat(log_w, at)
-    return np.exp(log_w - np.repeat(top, block)), at[kind], top[kind]
+    return np.exp(log_w - np.repeat(top, block)), at[kind], top[kind], kind
 
 
 def _segment_sums(L, c_at, add, table_at, Cs, table) -> np.ndarray:
