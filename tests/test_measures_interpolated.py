@@ -432,3 +432,22 @@ def test_levels_share_one_pass(monkeypatch):
     qrels = {"q": {"a": 1, "c": 1, "d": 1}}
     _evaluate(qrels, run, [f"IPrec(recall={x})" for x in ELEVEN] + ["IPrecAvg"])
     assert calls == [11]
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True, database=None)
+@given(st.integers(1, 10**6), st.integers(0, 10**6), st.integers(1, 10**6), st.integers(-2, 2))
+def test_first_at_most_equals_a_scan(num, t, o, nudge):
+    """The first offset o >= 1 with num / (t + o) <= x, against a scan of the same float quotients, for x
+    one of those quotients itself (the boundary case) or a few ulps either side of it."""
+    from tierank.measures import iprec
+
+    x = num / (t + o)
+    for _ in range(abs(nudge)):
+        x = float(np.nextafter(x, np.inf if nudge > 0 else 0.0))
+    want = max(1, int(num / x - t) - 3)           # the scan starts a little below the real bound
+    while want > 1 and num / (t + want - 1) <= x:
+        want -= 1
+    while num / (t + want) > x:
+        want += 1
+    got = iprec._first_at_most(np.array([num]), np.array([t]), np.array([x]))[0]
+    assert got == want

@@ -251,15 +251,20 @@ def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def _first_at_most(num: np.ndarray, t: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The smallest offset o >= 1 with ``num / (t + o) <= x`` (x > 0), decided on the same correctly
-    rounded quotients as the values themselves."""
+    """The smallest offset o >= 1 with ``num / (t + o) <= x`` (x > 0, t >= 0), decided on the same
+    correctly rounded quotients as the values themselves.
+
+    The estimate ``ceil(num / x - t)`` is within one of the answer: rounding is monotone, so every offset
+    at or above the exact real bound passes, and only the offset just below it can pass by rounding
+    (two below, the quotient exceeds x by a relative 1 / (t + o), far more than rounding); the computed
+    bound itself is off by at most one. So one step up or down corrects it."""
+    num = num.astype(np.float64)
+    t = t.astype(np.float64)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        o = np.maximum(np.ceil(num / x - t), 1.0)
-    o = np.minimum(o, 2.0 ** 53).astype(np.int64)
-    for _ in range(2):   # the float estimate is off by at most one
-        o = np.where(num / (t + o) > x, o + 1, o)
-        o = np.where((o > 1) & (num / np.maximum(t + o - 1, 1) <= x) & (t + o - 1 > 0), o - 1, o)
-    return o
+        o = np.clip(np.ceil(num / x - t), 1.0, 2.0 ** 53)
+    o += num / (t + o) > x
+    o -= (o > 1) & (num / np.maximum(t + o - 1, 1.0) <= x)
+    return o.astype(np.int64)
 
 
 def _two_below(a, t, n, r, k0, x) -> np.ndarray:
