@@ -335,10 +335,11 @@ def test_iprec_by_hand():
 def test_iprec_beyond_the_exact_budget_names_the_query_and_tie(monkeypatch):
     import tierank.measures.iprec as iprec
 
+    # five relevant documents (ties of up to four are counted in closed form, at one unit per value)
     monkeypatch.setattr(iprec, "BUDGET", 50)
-    qrels = {"q7": {f"d{i}": int(i % 3 == 0) for i in range(12)}}
-    run = {"q7": {f"d{i}": 1.0 for i in range(12)}}
-    with pytest.raises(tierank.InputError, match=r"tie at ranks 1-12 \(12 documents, 4 relevant\).*'q7'"):
+    qrels = {"q7": {f"d{i}": int(i % 3 == 0) for i in range(15)}}
+    run = {"q7": {f"d{i}": 1.0 for i in range(15)}}
+    with pytest.raises(tierank.InputError, match=r"tie at ranks 1-15 \(15 documents, 5 relevant\).*'q7'"):
         _evaluate(qrels, run, ["IPrec(recall=0.5)"])
     # fixed orders and bounds need no enumeration
     _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="trec_eval")
