@@ -205,32 +205,41 @@ def _pair_cdfs(tie: tuple, pair_tie: np.ndarray, L: np.ndarray
     step[1:] = log_F[1:] - log_F[:-1]
     starts = stop[size > 0] - size[size > 0]
     step[starts] = log_F[starts] - log_low[of[starts]]
-    start = np.searchsorted(of + 1j * x, variant + 1j * L, side="right")   # the first value above L
-    count = stop[variant] - start
+    count = _count_above(tuple(v[first][variant] for v in tie), L)
+    start = stop[variant] - count                   # the pair's first value above its L
     pair = np.repeat(np.arange(len(L)), count)
-    begin = np.cumsum(count) - count
-    idx = np.arange(len(pair)) - np.repeat(begin, count) + start[pair]
+    idx = np.arange(len(pair)) + np.repeat(start - (np.cumsum(count) - count), count)
     has_below = start > stop[variant] - size[variant]
     log_base = np.where(has_below, log_F[np.maximum(start - 1, 0)], log_low[variant])
-    delta = step[idx]
-    kept = count > 0
-    delta[begin[kept]] = log_F[start[kept]] - log_base[kept]
-    return x[idx], delta, pair, log_base
+    # a pair's first step, log F there minus log F at its L, is the variant's step there
+    return x[idx], step[idx], pair, log_base
+
+
+def _count_above(tie: tuple, L: np.ndarray) -> np.ndarray:
+    """How many of the values :func:`_tie_cdfs` lists for each tie exceed its L."""
+    row, _, count = _offsets_above(tie, L)
+    return np.bincount(row, weights=count, minlength=len(L)).astype(np.int64)
+
+
+def _offsets_above(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per tie and k >= k0: (tie, k, how many offsets give the k-th relevant document a value above L).
+    It sits at an offset o in k .. n - r + k, and its value beats L while o is below the first offset at
+    which it does not."""
+    a, t, n, r, k0 = tie
+    per_k = r - k0 + 1
+    row = np.repeat(np.arange(len(a)), per_k)
+    kk = np.arange(len(row)) + np.repeat(k0 - (np.cumsum(per_k) - per_k), per_k)
+    top = np.minimum((n - r)[row] + kk, _first_at_most(a[row] + kk, t[row], L[row]) - 1)
+    return row, kk, np.maximum(top - kk + 1, 0)
 
 
 def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every value above L that a pair's tie maximum can take, ``(a+k)/(t+o)`` for k >= k0, and the
     tie's P(max <= value) there; and P(max <= L) per pair. Returns (x, F, pair of each x, F at L)."""
     a, t, n, r, k0 = tie
-    # the k-th relevant document (k >= k0) sits at an offset o in k .. n - r + k; its value beats L
-    # while o < the first offset at which it does not
-    per_k = r - k0 + 1
-    kp = np.repeat(np.arange(len(a)), per_k)
-    kk = np.arange(len(kp)) - np.repeat(np.cumsum(per_k) - per_k, per_k) + k0[kp]
-    top = np.minimum((n - r)[kp] + kk, _first_at_most(a[kp] + kk, t[kp], L[kp]) - 1)
-    count = np.maximum(top - kk + 1, 0)
+    kp, kk, count = _offsets_above(tie, L)
     row = np.repeat(np.arange(len(kp)), count)
-    o = np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count) + kk[row]
+    o = np.arange(len(row)) + np.repeat(kk - (np.cumsum(count) - count), count)
     pair = kp[row]
     x = (a[pair] + kk[row]) / (t[pair] + o)
     F = np.empty(len(x))
@@ -388,9 +397,9 @@ def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, delta: np.ndarray,
     cell_L = np.zeros(n_cells)
     cell_L[cell] = L
     cell_log_base = np.bincount(cell, weights=log_base, minlength=n_cells)
-    vc = cell[pair]
+    vc = cell[pair]                  # ascending: the sort below keeps it
     order = _sorted_within(vc, x)
-    x, delta, vc = x[order], delta[order], vc[order]
+    x, delta = x[order], delta[order]
     log_cdf = pd.Series(delta).groupby(vc, sort=False).cumsum().to_numpy() + cell_log_base[vc]
     after = np.exp(log_cdf)
     before = np.empty(len(after))
