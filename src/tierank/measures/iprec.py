@@ -193,6 +193,9 @@ def _pair_cdfs(tie: tuple, pair_tie: np.ndarray, L: np.ndarray
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
     key = pair_tie.astype(np.int64) * (int(r.max()) + 1) + k0
     _, first, variant = np.unique(key, return_index=True, return_inverse=True)
+    by_r = np.argsort(r[first], kind="stable")      # variants numbered in ascending order of r
+    first = first[by_r]
+    variant = np.argsort(by_r)[variant]
     low = np.full(len(first), np.inf)
     np.minimum.at(low, variant, L)
     x, F, of, low_F = _tie_cdfs(tuple(v[first] for v in tie), low)
@@ -234,8 +237,9 @@ def _offsets_above(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every value above L that a pair's tie maximum can take, ``(a+k)/(t+o)`` for k >= k0, and the
-    tie's P(max <= value) there; and P(max <= L) per pair. Returns (x, F, pair of each x, F at L)."""
+    """Every value above L that a tie's maximum can take, ``(a+k)/(t+o)`` for k >= k0, and the tie's
+    P(max <= value) there; and P(max <= L) per tie. The ties come in ascending order of r, so each count
+    of relevant documents is one slice of ties and one of values. Returns (x, F, tie of each x, F at L)."""
     a, t, n, r, k0 = tie
     kp, kk, count = _offsets_above(tie, L)
     row = np.repeat(np.arange(len(kp)), count)
@@ -244,18 +248,18 @@ def _tie_cdfs(tie: tuple, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     x = (a[pair] + kk[row]) / (t[pair] + o)
     F = np.empty(len(x))
     base = np.empty(len(a))
+    ties_at = np.searchsorted(r, [1, 2, 3, 4, 5, np.inf])
+    values_at = np.searchsorted(pair, ties_at)
     # one relevant document: max <= (a+1)/(t+o) iff it sits at offset o or below
-    single = r[pair] == 1
-    F[single] = (n[pair][single] - o[single] + 1) / n[pair][single]
-    one = r == 1
-    base[one] = (n[one] - np.bincount(pair[single], minlength=len(a))[one]) / n[one]
-    for several, below in ((r == 2, _two_below), (r == 3, _three_below), (r == 4, _four_below),
-                           (r > 4, _placements_below)):
-        rows_pair = np.concatenate([np.flatnonzero(several), pair[several[pair]]])
-        rows_x = np.concatenate([L[several], x[several[pair]]])
-        shares = below(a[rows_pair], t[rows_pair], n[rows_pair], r[rows_pair], k0[rows_pair], rows_x)
-        base[several] = shares[:int(several.sum())]
-        F[several[pair]] = shares[int(several.sum()):]
+    one, single = slice(ties_at[0], ties_at[1]), slice(values_at[0], values_at[1])
+    n1 = n[pair[single]]
+    F[single] = (n1 - o[single] + 1) / n1
+    base[one] = (n[one] - np.bincount(kp, weights=count, minlength=len(a))[one]) / n[one]
+    for c, below in enumerate((_two_below, _three_below, _four_below, _placements_below), start=1):
+        ties, values = slice(ties_at[c], ties_at[c + 1]), slice(values_at[c], values_at[c + 1])
+        base[ties] = below(a[ties], t[ties], n[ties], r[ties], k0[ties], L[ties])
+        at = pair[values]
+        F[values] = below(a[at], t[at], n[at], r[at], k0[at], x[values])
     return x, F, pair, base
 
 
