@@ -451,3 +451,18 @@ def test_first_at_most_equals_a_scan(num, t, o, nudge):
         want += 1
     got = iprec._first_at_most(np.array([num]), np.array([t]), np.array([x]))[0]
     assert got == want
+
+
+def test_fixed_values_sort_positions_given_out_of_order():
+    """_fixed_values reads relevant items listed by query, then j; given in another order it sorts them
+    first: the same values either way. Hand check: query 0 has relevant items at ranks 1 and 4 (j = 1, 2):
+    precisions 1 and 0.5, so the best at or after j = 1 is 1 and after j = 2 is 0.5."""
+    from tierank.measures import iprec
+
+    query, j, pos = np.array([0, 0, 1]), np.array([1, 2, 1]), np.array([1, 4, 2])
+    cuts, H = np.array([[1.0, 2.0], [1.0, 1.0]]), np.array([2.0, 1.0])
+    skip = np.zeros(2, dtype=bool)
+    want = iprec._fixed_values(query, j, pos, 2, cuts, H, skip)
+    assert want.tolist() == [[1.0, 0.5], [0.5, 0.5]]
+    shuffled = np.array([2, 1, 0])
+    assert np.array_equal(iprec._fixed_values(query[shuffled], j[shuffled], pos[shuffled], 2, cuts, H, skip), want)

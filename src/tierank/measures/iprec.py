@@ -62,6 +62,12 @@ def _known_positions(g: TieStats, r: np.ndarray, r_before: np.ndarray, groups: n
     return g.group_query[rep], r_before[rep] + k, g.group_first[rep] + k
 
 
+def _in_order(query: np.ndarray, j: np.ndarray) -> bool:
+    """Whether the items are sorted by query, then j."""
+    dq = np.diff(query)
+    return bool(np.all((dq > 0) | ((dq == 0) & (np.diff(j) > 0))))
+
+
 def _fixed_values(query: np.ndarray, j: np.ndarray, pos: np.ndarray, n_queries: int, cuts: np.ndarray,
                   H: np.ndarray, skip: np.ndarray) -> np.ndarray:
     """Interpolated precision per (query, level) from the known positions of every relevant item
@@ -69,8 +75,9 @@ def _fixed_values(query: np.ndarray, j: np.ndarray, pos: np.ndarray, n_queries: 
     out = np.zeros(cuts.shape)
     if not len(j):
         return out
-    order = np.lexsort((j, query))
-    query, j, pos = query[order], j[order], pos[order]
+    if not _in_order(query, j):   # the callers list them by query, then j: no sort needed
+        order = np.lexsort((j, query))
+        query, j, pos = query[order], j[order], pos[order]
     prec = j / pos
     # best precision at or after each relevant item: a reversed cumulative max within each query
     best = pd.Series(prec[::-1]).groupby(query[::-1], sort=False).cummax().to_numpy()[::-1]
@@ -143,7 +150,7 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
     x, delta, at, log_base = _pair_cdfs(tie, pair_tie, L)
     mean = _max_mean(cell, L, x, delta, at, log_base, g.n_queries * levels)
     out = np.where(ok, worst, 0.0).ravel()
-    has = np.unique(cell)
+    has = cell[np.flatnonzero(np.diff(cell, prepend=-1))]   # the cells with pairs (cell is sorted)
     out[has] = mean[has]
     return out.reshape(g.n_queries, levels)
 
