@@ -466,3 +466,26 @@ def test_fixed_values_sort_positions_given_out_of_order():
     assert want.tolist() == [[1.0, 0.5], [0.5, 0.5]]
     shuffled = np.array([2, 1, 0])
     assert np.array_equal(iprec._fixed_values(query[shuffled], j[shuffled], pos[shuffled], 2, cuts, H, skip), want)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@given(st.lists(one_query(), min_size=5, max_size=40), st.booleans())
+def test_batch_in_the_background_gives_the_same_bits(queries, bounds):
+    """With two cores IPrec's batch runs in a background thread while the other measures are computed;
+    with one it runs in line. Every value (and the order of the measures) must be the same either way."""
+    from tierank import evaluation
+
+    qrels = {f"q{i}": qq for i, (_r, qq) in enumerate(queries)}
+    run = {f"q{i}": rq for i, (rq, _q) in enumerate(queries)}
+    measures = ["IPrec(recall=0.3)", "P@3", "IPrecAvg", "infAP", "AP", "IPrec"]
+    real = evaluation._cores
+    try:
+        evaluation._cores = lambda: 2
+        two = _evaluate(qrels, run, measures, bounds=bounds)
+        evaluation._cores = lambda: 1
+        one = _evaluate(qrels, run, measures, bounds=bounds)
+    finally:
+        evaluation._cores = real
+    assert list(two.per_query.columns) == list(one.per_query.columns) == measures
+    for part in ("per_query", "lower", "upper") if bounds else ("per_query",):
+        assert np.array_equal(getattr(two, part).to_numpy(), getattr(one, part).to_numpy()), part

@@ -9,6 +9,8 @@ measure's best and worst orderings (its ``preference`` first / last inside every
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -67,42 +69,97 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
     values: Values = {}
     lower: Values = {}
     upper: Values = {}
-    kernel = _BatchedKernels(list(dict.fromkeys(measures)))
-    for m in kernel.measures:  # each distinct measure once, in order
-        pref = preference_of(m)
-        if m.family.text:   # a string per query (RelString): no range, its bounds are itself
-            values[m] = kernel(orderings.for_mode(ties, pref), m)
-            if bounds:
-                lower[m] = upper[m] = values[m]
-            continue
-        values[m] = _into_range(m, kernel(orderings.for_mode(ties, pref), m))
-        if bounds:
-            worst, best = orderings.extreme(pref, False), orderings.extreme(pref, True)
-            lo, hi = _into_range(m, kernel(worst, m)), _into_range(m, kernel(best, m))
-            if m.family.exact_bounds is not None:
-                lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
-            # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
-            v = values[m]
-            slack = 1e-12 * (1.0 + np.abs(v))
-            lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
-            upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
+    distinct = list(dict.fromkeys(measures))
+    with _BatchedKernels(distinct) as kernel:
+        if ties == "expected":
+            kernel.start(orderings.expected)
+        # each distinct measure once; those whose batch runs in the background last, so it overlaps the rest
+        for m in sorted(distinct, key=kernel.in_background):
+            _apply(kernel, orderings, m, ties, bounds, values, lower, upper)
+    values = {m: values[m] for m in distinct}
+    if bounds:
+        lower, upper = {m: lower[m] for m in distinct}, {m: upper[m] for m in distinct}
     return values, lower, upper
+
+
+def _apply(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, ties: str, bounds: bool,
+           values: Values, lower: Values, upper: Values) -> None:
+    """The measure's values under the tie mode, and its bounds, into ``values``, ``lower``, ``upper``."""
+    pref = preference_of(m)
+    if m.family.text:   # a string per query (RelString): no range, its bounds are itself
+        values[m] = kernel(orderings.for_mode(ties, pref), m)
+        if bounds:
+            lower[m] = upper[m] = values[m]
+        return
+    values[m] = _into_range(m, kernel(orderings.for_mode(ties, pref), m))
+    if bounds:
+        worst, best = orderings.extreme(pref, False), orderings.extreme(pref, True)
+        lo, hi = _into_range(m, kernel(worst, m)), _into_range(m, kernel(best, m))
+        if m.family.exact_bounds is not None:
+            lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
+        # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
+        v = values[m]
+        slack = 1e-12 * (1.0 + np.abs(v))
+        lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
+        upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
 
 
 class _BatchedKernels:
     """``kernel(groups, m)``: the measure's kernel, after its family's ``batch`` (if any) has run once on
-    these tie statistics with every measure of the evaluation that shares it."""
+    these tie statistics with every measure of the evaluation that shares it.
+
+    :meth:`start` runs the batches on one set of statistics in a background thread while the other
+    kernels run (numpy releases the GIL, so a second core does the batch); a kernel that needs a batch
+    waits for it there, and its errors are raised there. The values are the same numbers either way.
+    Use as a context manager: leaving it waits for the background work, whatever happened."""
 
     def __init__(self, measures: list[Measure]) -> None:
         self.measures = measures
-        self._done: list[tuple[TieStats, Any]] = []
+        self._done: list[tuple[TieStats, Any, Future | None]] = []
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> "_BatchedKernels":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    def start(self, groups: TieStats) -> None:
+        """Run every batch of these statistics in the background, if there is a second core."""
+        if _cores() < 2:
+            return
+        for batch in dict.fromkeys(m.family.batch for m in self.measures if m.family.batch is not None):
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tierank-batch")
+            future = self._pool.submit(batch, groups, self._sharing(batch))
+            self._done.append((groups, batch, future))
+
+    def in_background(self, m: Measure) -> bool:
+        """Whether the measure's batch was started in the background."""
+        return any(b is m.family.batch and f is not None for _, b, f in self._done)
 
     def __call__(self, groups: TieStats, m: Measure) -> Any:
         batch = m.family.batch
-        if batch is not None and not any(g is groups and b is batch for g, b in self._done):
-            self._done.append((groups, batch))
-            batch(groups, [o for o in self.measures if o.family.batch is batch])
+        if batch is not None:
+            done = [f for g, b, f in self._done if g is groups and b is batch]
+            if not done:
+                self._done.append((groups, batch, None))
+                batch(groups, self._sharing(batch))
+            elif done[0] is not None:
+                done[0].result()
         return m.family.kernel(groups, m)
+
+    def _sharing(self, batch: Any) -> list[Measure]:
+        return [o for o in self.measures if o.family.batch is batch]
+
+
+def _cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:   # not on Linux
+        return os.cpu_count() or 1
 
 
 def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
