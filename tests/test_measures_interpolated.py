@@ -489,3 +489,51 @@ def test_batch_in_the_background_gives_the_same_bits(queries, bounds):
     assert list(two.per_query.columns) == list(one.per_query.columns) == measures
     for part in ("per_query", "lower", "upper") if bounds else ("per_query",):
         assert np.array_equal(getattr(two, part).to_numpy(), getattr(one, part).to_numpy()), part
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, database=None)
+@given(st.lists(one_query(), min_size=60, max_size=100), st.sampled_from([1, 9, 200]))
+def test_blocks_of_queries_against_brute_force(queries, block):
+    """The expectation computed in blocks of queries (a block of at most ``block`` values, so with 1 every
+    query alone) still equals the brute force, bounds and fixed modes included."""
+    from tierank.measures import iprec
+
+    real = iprec.VALUE_BLOCK
+    try:
+        iprec.VALUE_BLOCK = block
+        _check_runs(queries, RUN_MEASURES)
+    finally:
+        iprec.VALUE_BLOCK = real
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("block", [1, 50, 2000])
+def test_blocks_of_queries_give_the_same_bits(seed, block):
+    """Every query's values do not depend on which queries share its block: blocks of any size give the
+    bits of one block for the whole run."""
+    from tierank.measures import iprec
+
+    qrels, run = _tied_collection(seed)
+    measures = ["IPrecAvg", "IPrec(recall=0.2)", "IPrec(recall=0.7, rel=2)"]
+    real = iprec.VALUE_BLOCK
+    try:
+        iprec.VALUE_BLOCK = 1 << 40
+        whole = _evaluate(qrels, run, measures).per_query.to_numpy()
+        iprec.VALUE_BLOCK = block
+        blocked = _evaluate(qrels, run, measures).per_query.to_numpy()
+    finally:
+        iprec.VALUE_BLOCK = real
+    assert np.array_equal(whole.view(np.int64), blocked.view(np.int64))
+
+
+def test_query_blocks_by_hand(monkeypatch):
+    """Pairs of queries 0, 0, 1, 2, 2, 2, 5 with at most 3, 1, 2, 1, 1, 1, 4 values, blocks of 4 values:
+    values before each query are 0 (q0), 4 (q1), 6 (q2), 9 (q5), i.e. blocks 0, 1, 1, 2: cut before q1
+    and before q5, never inside a query (q0 alone already fills a block)."""
+    from tierank.measures import iprec
+
+    monkeypatch.setattr(iprec, "VALUE_BLOCK", 4)
+    query = np.array([0, 0, 1, 2, 2, 2, 5])
+    values = np.array([3, 1, 2, 1, 1, 1, 4])
+    assert iprec._query_blocks(query, values) == [(0, 2), (2, 6), (6, 7)]
+    assert iprec._query_blocks(query[:0], values[:0]) == []

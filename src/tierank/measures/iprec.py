@@ -43,6 +43,8 @@ BUDGET = 500_000_000
 TOTAL_BUDGET = 2_000_000_000
 #: dynamic-programme cells computed at once
 CHUNK = 4_000_000
+#: values (at most) per block of queries whose expectations are computed together
+VALUE_BLOCK = 1 << 20
 
 ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -148,12 +150,29 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
     k0 = np.maximum(1, first[cell // levels, cell % levels] - a[pair_tie])
     tie = (a[pair_tie], t[pair_tie], n[pair_tie], k[pair_tie], k0)
     _check_cost(g, groups[pair_tie], tie)
-    x, delta, at, log_base = _pair_cdfs(tie, pair_tie, L)
-    mean = _max_mean(cell, L, x, delta, at, log_base, g.n_queries * levels)
+    mean = np.zeros(g.n_queries * levels)
+    most_values = (k[pair_tie] - k0 + 1) * (n - k + 1)[pair_tie]   # a pair's values: at most (r-k0+1)(n-r+1)
+    for lo, hi in _query_blocks(cell // levels, most_values):   # loop over blocks of queries
+        x, delta, at, log_base = _pair_cdfs(tuple(v[lo:hi] for v in tie), pair_tie[lo:hi], L[lo:hi])
+        c0, c1 = int(cell[lo]), int(cell[hi - 1]) + 1
+        mean[c0:c1] = _max_mean(cell[lo:hi] - c0, L[lo:hi], x, delta, at, log_base, c1 - c0)
     out = np.where(ok, worst, 0.0).ravel()
     has = cell[np.flatnonzero(np.diff(cell, prepend=-1))]   # the cells with pairs (cell is sorted)
     out[has] = mean[has]
     return out.reshape(g.n_queries, levels)
+
+
+def _query_blocks(query: np.ndarray, values: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) of blocks of consecutive pairs, cut between queries, each with about
+    :data:`VALUE_BLOCK` values (``values``: an upper bound per pair): the arrays of one block stay in the
+    cache, and memory is bounded. A query is never split: its cells need all their pairs."""
+    if not len(query):
+        return []
+    starts = np.flatnonzero(np.diff(query, prepend=-1))          # each query's first pair
+    before = (np.cumsum(values) - values)[starts]                 # values before each query
+    cut = starts[np.flatnonzero(np.diff(before // VALUE_BLOCK, prepend=-1))]
+    edges = np.append(cut, len(query)).tolist()
+    return list(zip(edges[:-1], edges[1:]))
 
 
 def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
