@@ -170,12 +170,12 @@ def _runs(tie: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return runs // len(u), u[runs % len(u)], count, pair
 
 
-def _levels(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(levels, the level of each of the values, not none): every integer from the least value to the
-    largest when the values are integers in a short range (no sort; some levels may be absent), else the
-    distinct values."""
-    lo, hi = v.min(), v.max()
-    if hi - lo < 256 and np.array_equal(v, np.rint(v)):
+def _levels(v: np.ndarray, short: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """(levels, the level of each of the values): every integer from the least value to the largest when
+    the values are integers in a range shorter than ``short`` (no sort; some levels may be absent), else
+    the distinct values."""
+    lo, hi = (v.min(), v.max()) if len(v) else (0.0, 0.0)
+    if hi - lo < short and np.array_equal(v, np.rint(v)):
         return lo + np.arange(int(hi - lo) + 1), (v - lo).astype(np.int64)
     u = np.unique(v)
     return u, np.searchsorted(u, v)
@@ -337,13 +337,8 @@ def _alike(kind: np.ndarray, far: np.ndarray, add: np.ndarray) -> tuple[np.ndarr
     ``p + add``) of the same kind (a tie's z, gains and counts; a segment's (z, c, s)) and the same ``add``
     (with integer gains, few values); every other one is alone. Returns (a representative of each class,
     the class of each)."""
-    a = np.rint(add)
-    lo, hi = (a.min(), a.max()) if len(a) else (0.0, 0.0)
-    if np.array_equal(a, add) and hi - lo < len(a):   # integers in a short range: their offsets
-        span, code = int(hi - lo) + 1, (a - lo).astype(np.int64)
-    else:
-        _, code = np.unique(add, return_inverse=True)
-        span = int(code.max(initial=0)) + 1
+    levels, code = _levels(add, short=len(add))   # with integer gains, offsets in a short range
+    span = max(len(levels), 1)
     n = len(add)
     code += kind * span
     top = (int(kind.max(initial=0)) + 1) * span
