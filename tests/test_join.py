@@ -7,9 +7,13 @@ from a hand count written out in the test.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
 
@@ -173,3 +177,66 @@ def test_repeated_integer_documents_are_found_in_grouped_runs(offset, ragged):
         tierank.evaluate(qrels, run, ["AP"])
     ok = run.assign(doc_id=np.arange(len(docs)) + offset)
     assert tierank.evaluate(qrels.assign(doc_id=[offset, offset + len(docs) - 1]), ok, ["AP"]).per_query.shape == (2, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 30), st.data())
+def test_dense_lookup_finds_what_the_search_finds(n_q, n_docs, data):
+    n_keys = n_q * n_docs
+    jkey = np.array(sorted(data.draw(st.sets(st.integers(0, n_keys - 1), max_size=n_keys))), dtype=np.int64)
+    key = np.array(data.draw(st.lists(st.integers(0, n_keys - 1), max_size=60)), dtype=np.int64)
+    run_q, run_d = (key // n_docs).astype(np.int32), key % n_docs
+    rows, at = join._dense_lookup(key, jkey, n_keys)
+    want_rows, want_at = join._find_judged(run_q, run_d, np.arange(n_q, dtype=np.int64), n_docs, jkey,
+                                           np.arange(len(key)))
+    np.testing.assert_array_equal(rows, want_rows)
+    np.testing.assert_array_equal(at, want_at)
+    # by hand: a row is found exactly when its key is judged, at that key's place
+    np.testing.assert_array_equal(rows, [i for i, k in enumerate(key) if k in set(jkey.tolist())])
+    assert (jkey[at] == key[rows]).all()
+
+
+def _narrow_int_frames(rng):
+    """Integer ids of a narrow range shared by queries: unjudged, negative grades, queries on one side."""
+    n_q, n_d = int(rng.integers(1, 6)), int(rng.integers(1, 25))
+    rows, judged = [], []
+    for q in range(n_q):
+        docs = rng.choice(n_d, size=int(rng.integers(1, n_d + 1)), replace=False) + 3 * q + 100
+        rows += [(q, int(d), int(rng.integers(0, 4))) for d in docs]
+        picked = rng.choice(docs, size=int(rng.integers(0, len(docs) + 1)), replace=False)
+        judged += [(q + (q == n_q - 1 and n_q > 2), int(d), int(rng.integers(-1, 4))) for d in picked]
+    judged += [(0, 99, 2)]   # judged, never retrieved
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    qrels = pd.DataFrame(judged, columns=["query_id", "doc_id", "relevance"]).drop_duplicates(
+        ["query_id", "doc_id"])
+    return qrels, run.sample(frac=1, random_state=int(rng.integers(1 << 30))) if rng.random() < 0.5 else run
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["expected", "trec_eval", "input"]))
+def test_judged_lookup_by_table_equals_search(seed, ties):
+    qrels, run = _narrow_int_frames(np.random.default_rng(seed))
+    measures = ["AP", "nDCG@5", "P@3", "bpref", "infAP", "NumRelRet", "NumRet"]
+
+    def evaluate(per_row, fixed):
+        with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+            warnings.simplefilter("ignore", tierank.TierankWarning)
+            mp.setattr(join, "DENSE_KEYS_PER_ROW", per_row)
+            mp.setattr(join, "DENSE_KEYS_MIN", fixed)
+            calls = []
+            real = join._dense_lookup
+            mp.setattr(join, "_dense_lookup", lambda *a: calls.append(1) or real(*a))
+            try:
+                res = tierank.evaluate(qrels, run, measures, ties=ties, bounds=True, missing="zero")
+            except tierank.InputError as err:
+                return str(err), calls
+            return res, calls
+
+    table, table_calls = evaluate(1 << 20, 1 << 20)
+    search, search_calls = evaluate(0, 0)
+    assert table_calls and not search_calls   # each path was taken
+    if isinstance(table, str):
+        assert table == search
+        return
+    for part in ("per_query", "lower", "upper"):
+        pd.testing.assert_frame_equal(getattr(table, part), getattr(search, part), check_exact=True)

@@ -49,6 +49,10 @@ from .ranked import NOT_IN_POOL, UNJUDGED_IN_POOL, RankedLists, concat_ranges, s
 
 __all__ = ["Columns", "JoinedRun", "join_run_qrels", "sorted_label_order"]
 
+# a table of every (query, document) key is used for the judged lookup when it has at most this many
+# entries per run row, plus a fixed allowance (4 bytes each)
+DENSE_KEYS_PER_ROW, DENSE_KEYS_MIN = 4, 1 << 20
+
 
 @dataclass
 class JoinedRun:
@@ -188,8 +192,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     jgrades = qrels.value[jrows]
 
     # grades of the run's rows: the qrels' grade, or NOT_IN_POOL
-    matched, at = _find_judged(run_q, run_d, sets.new_code, n_docs, jkey,
-                               _judged_candidates(run_d, codes.qrels, n_docs, codes.complete))
+    matched, at = _judged_rows(run_q, run_d, sets.new_code, n_docs, n_q, jkey, codes)
     if codes.hashed and not matches_equal(run.doc, matched if keep_rows is None else keep_rows[matched],
                                           qrels.doc, jrows[at]):
         raise HashCollision
@@ -280,6 +283,28 @@ class _TrecOrder:
 
     def __call__(self) -> np.ndarray | list[np.ndarray]:
         return trec_order_key(self.docs, self.rows)
+
+
+def _judged_rows(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_docs: int, n_q: int,
+                 jkey: np.ndarray, codes: DocCodes) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, at): the run rows (all of evaluated queries) whose (query, document) is judged, in row
+    order, and where they are in the sorted judged keys ``jkey``. When the keys of the ``n_q``
+    evaluated queries span few values for the rows (narrow integer document ids, a block of a
+    streamed run), a table of every key finds them; otherwise a search in ``jkey``."""
+    if codes.complete and n_q * n_docs <= DENSE_KEYS_PER_ROW * len(run_d) + DENSE_KEYS_MIN:
+        return _dense_lookup(new_code[run_q] * n_docs + run_d, jkey, n_q * n_docs)
+    return _find_judged(run_q, run_d, new_code, n_docs, jkey,
+                        _judged_candidates(run_d, codes.qrels, n_docs, codes.complete))
+
+
+def _dense_lookup(key: np.ndarray, jkey: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_find_judged` for keys in ``[0, n_keys)``: a table of the position of each judged key
+    (-1: none), read once per row."""
+    table = np.full(n_keys, -1, dtype=np.int32 if len(jkey) < 2 ** 31 else np.int64)
+    table[jkey] = np.arange(len(jkey), dtype=table.dtype)
+    at = table[key]
+    rows = np.flatnonzero(at >= 0)
+    return rows, at[rows].astype(np.int64)
 
 
 def _find_judged(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_docs: int, jkey: np.ndarray,
