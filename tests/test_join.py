@@ -240,3 +240,44 @@ def test_judged_lookup_by_table_equals_search(seed, ties):
         return
     for part in ("per_query", "lower", "upper"):
         pd.testing.assert_frame_equal(getattr(table, part), getattr(search, part), check_exact=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 6)), min_size=0, max_size=30),
+       st.booleans(), st.sampled_from([0, 2 ** 40, -(2 ** 62)]), st.booleans())
+def test_repeated_pairs_are_found_at_the_first_repeat(pairs, strings, offset, grouped):
+    from tierank.data.columns import Columns, normalized
+
+    if grouped:   # each query's rows together (the fast path), in order of first appearance
+        firsts = {q: i for i, (q, _) in reversed(list(enumerate(pairs)))}
+        pairs = sorted(pairs, key=lambda p: firsts[p[0]])
+    queries = [f"q{q}" if strings else q for q, _ in pairs]
+    docs = [f"doc-{d}" if strings else d + offset for _, d in pairs]
+    if strings:
+        queries, docs = pa.array(queries, pa.string()), pa.array(docs, pa.string())
+    else:
+        queries, docs = np.array(queries, dtype=np.int64), np.array(docs, dtype=np.int64)
+    cols = normalized(Columns(query=queries, doc=docs, value=np.ones(len(pairs)), source="qrels"), "grade")
+    seen, first = set(), None   # by hand: the first row whose pair an earlier row has
+    for i, p in enumerate(pairs):
+        if p in seen:
+            first = i
+            break
+        seen.add(p)
+    if first is None:
+        join.check_no_repeated_pairs(cols, "qrels")
+        return
+    with pytest.raises(tierank.InputError, match=rf"\(row {first}\)"):
+        join.check_no_repeated_pairs(cols, "qrels")
+
+
+def test_repeated_string_pairs_are_found_when_hashes_collide(monkeypatch):
+    from tierank.data.columns import Columns, normalized
+
+    monkeypatch.setattr(join, "string_hashes", lambda arr, out=None: np.zeros(len(arr), dtype=np.uint64))
+    docs = pa.array(["a", "b", "c", "b"])
+    cols = normalized(Columns(query=pa.array(["q"] * 4), doc=docs, value=np.ones(4), source="qrels"), "grade")
+    with pytest.raises(tierank.InputError, match=r"document 'b' is listed twice for query 'q'.*\(row 3\)"):
+        join.check_no_repeated_pairs(cols, "qrels")
+    unique = normalized(Columns(query=pa.array(["q"] * 3), doc=docs[:3], value=np.ones(3), source="qrels"), "grade")
+    join.check_no_repeated_pairs(unique, "qrels")   # every hash equal, every document different: no error

@@ -224,7 +224,10 @@ def matches_equal(run_d: pa.Array, run_rows: np.ndarray, qrels_d: pa.Array, qrel
 
 
 def first_duplicate(keys: np.ndarray) -> int | None:
-    """Index of the first entry whose key appeared before, or None (hash-based)."""
+    """Index of the first entry whose key appeared before, or None (hash-based; increasing keys, as
+    a table sorted by query and document gives them, are seen at once)."""
+    if len(keys) < 2 or bool((keys[1:] > keys[:-1]).all()):
+        return None
     index = pd.Index(keys)
     if index.is_unique:
         return None

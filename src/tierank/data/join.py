@@ -44,6 +44,7 @@ from .columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .ids import (DocCodes, HashCollision, QueryCodes, SharedHashes, exact_string_codes, first_duplicate,
                   hashed_string_codes, id_codes, in_background, integer_codes, matches_equal, query_codes,
                   trec_order_key)
+from .strings import string_hashes
 from .layout import Blocks, SortKeys
 from .ranked import NOT_IN_POOL, UNJUDGED_IN_POOL, RankedLists, concat_ranges, sort_ranked
 
@@ -351,8 +352,18 @@ def check_no_repeated_pairs(cols: Columns, what: str) -> None:
     (query, document) pair of an earlier row, as the join's own check does."""
     if len(cols.value) < 2:
         return
-    qc, dc = id_codes(cols.query)[0], id_codes(cols.doc)[0]
-    dup = first_duplicate(qc * (int(dc.max()) + 1) + dc)
+    queries = query_codes(cols.query, cols.query[:0])   # a table grouped by query: no hashing
+    n_q, qc = queries.n_run, queries.run.astype(np.int64)
+    if is_integer_ids(cols.doc):
+        codes = integer_codes(cols.doc, cols.doc[:0], n_q)
+        dup = first_duplicate(qc * codes.size + codes.run)
+    else:
+        bits = 62 - max(n_q, 1).bit_length()
+        hashes = string_hashes(cols.doc) if bits >= 40 else None
+        if hashes is not None and first_duplicate(qc << bits | (hashes >> np.uint64(64 - bits)).view(np.int64)) is None:
+            return   # no two rows share a query and a document hash, so none shares a query and a document
+        dc, uniques = id_codes(cols.doc)
+        dup = first_duplicate(qc * max(len(uniques), 1) + dc)
     if dup is not None:
         _duplicate_error(cols, dup, what)
 
