@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -115,7 +116,7 @@ def test_blocks_hold_whole_queries(big):
 # ------------------------------------------------------------------------------------- small runs
 
 
-def _small(tmp_path, n_q=30, per_q=12, seed=0, shuffle=False, comments=False, name="run.txt"):
+def _small(tmp_path, n_q=30, per_q=12, seed=0, shuffle=False, comments=False, name="run.txt", qrels_order="run"):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, per_q + 1, n_q)
     qnum = np.repeat(np.arange(n_q), sizes)
@@ -130,18 +131,23 @@ def _small(tmp_path, n_q=30, per_q=12, seed=0, shuffle=False, comments=False, na
             lines.insert(int(i), "# comment\n" if i % 2 else "\n")
     run = tmp_path / name
     run.write_text("".join(lines))
-    judged = rng.random(len(qnum)) < 0.4
+    judged = np.flatnonzero(rng.random(len(qnum)) < 0.4)
+    if qrels_order == "queries reversed":   # grouped by query, the queries in the other order
+        judged = judged[np.argsort(-qnum[judged], kind="stable")]
+    elif qrels_order == "shuffled":
+        judged = rng.permutation(judged)
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"q{q} 0 d{d} {g}\n" for q, d, g in zip(
-        qnum[judged], dnum[judged], rng.integers(0, 3, int(judged.sum())))) + "q999 0 d1 1\n")
+        qnum[judged], dnum[judged], rng.integers(0, 3, len(judged)))) + "q999 0 d1 1\n")
     return str(qrels), str(run)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(block_rows=st.integers(1, 400), seed=st.integers(0, 10 ** 6), shuffle=st.booleans(),
-       ties=st.sampled_from(TIES), missing=st.sampled_from(["skip", "zero"]))
-def test_any_block_size_equals_in_memory(tmp_path, block_rows, seed, shuffle, ties, missing):
-    qrels, run = _small(tmp_path, seed=seed, shuffle=shuffle, comments=True)
+       ties=st.sampled_from(TIES), missing=st.sampled_from(["skip", "zero"]),
+       qrels_order=st.sampled_from(["run", "queries reversed", "shuffled"]))
+def test_any_block_size_equals_in_memory(tmp_path, block_rows, seed, shuffle, ties, missing, qrels_order):
+    qrels, run = _small(tmp_path, seed=seed, shuffle=shuffle, comments=True, qrels_order=qrels_order)
     kw = dict(ties=ties, bounds=ties == "expected", seed=seed, missing=missing)
     memory, notes = _evaluate(qrels, run, stream=False, **kw)
     streamed, notes2 = _evaluate(qrels, run, block_rows=block_rows, **kw)
@@ -441,3 +447,17 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_with_the_caller():
     assert next(it) == 0
     it.close()                                  # the caller stops early (an error in its evaluation)
     assert len(closed) == 3 and not any(t.name == "tierank-read-ahead" for t in threading.enumerate())
+
+
+@pytest.mark.parametrize("rows", [[2, 3, 4], [0, 2, 2, 1, 4], [4, 3, 2], [1, 3], [5], []])
+def test_take_reads_the_rows_asked_for(rows):
+    from tierank.data.columns import Columns
+    from tierank.io.stream import _take
+
+    q = pa.array([f"q{i}" for i in range(6)])
+    cols = Columns(query=q, doc=np.arange(6) * 10, value=np.arange(6) / 2, source="run.txt", lines=np.arange(6) + 1)
+    got = _take(cols, np.array(rows, dtype=np.int64))
+    assert got.query.to_pylist() == [f"q{i}" for i in rows]
+    assert got.doc.tolist() == [10 * i for i in rows]
+    assert got.value.tolist() == [i / 2 for i in rows]
+    assert got.lines.tolist() == [i + 1 for i in rows]

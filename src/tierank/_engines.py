@@ -32,11 +32,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .api import _as_trec9, _check_seed, _evaluate_prepared, judged_part, merge_results, prepare_lists
+from .api import PreparedLists, _as_trec9, _check_seed, judged_part, prepare_lists, value_columns
 from .blocks import check_trec_eval_version
 from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .data.join import check_no_repeated_pairs, sorted_label_order
 from .data.restrict import restrict
+from .evaluation import evaluate_lists
 from .errors import InputError, TierankWarning
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
 from .io.frames import find_columns as find_table_columns
@@ -201,8 +202,31 @@ def _plain(a: Any) -> np.ndarray:
     return a if isinstance(a, np.ndarray) else a.to_numpy(zero_copy_only=False)
 
 
-def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray, opts: Options) -> Results:
-    """:func:`tierank.evaluate` on checked columns, each run row standing at ``positions``."""
+@dataclass
+class QueryValues:
+    """The values of one evaluated batch of queries: their ids (any order) and one array per column of
+    :meth:`Options.columns`, in the order of ``labels``."""
+
+    labels: np.ndarray
+    columns: dict
+
+    @classmethod
+    def of_results(cls, res: Results, opts: Options) -> "QueryValues":
+        """The values of a :class:`~tierank.Results` (its bounds when ``opts.bounds``)."""
+        frames = {"": res.per_query, "_lower": res.lower, "_upper": res.upper}
+        columns = {}
+        for col in opts.columns():
+            text = _measure_of(col, opts)
+            frame = frames[col[len(text):]]
+            if frame is None:
+                raise ValueError(f"{col}: the Results have no bounds")
+            columns[col] = frame[text].to_numpy()
+        return cls(res.per_query.index.to_numpy(), columns)
+
+
+def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray, opts: Options) -> QueryValues:
+    """:func:`tierank.evaluate` on checked columns, each run row standing at ``positions``: the values
+    of every evaluated query (not sorted: a batch needs no Results)."""
     lists = prepare_lists(qrels, run, missing=opts.missing, scores_as_float32=opts.trec_eval_version == 9)
     lists.ranked.input_order = positions[lists.ranked.input_order]
     if opts.judged_only or opts.max_docs is not None:   # as prepare_lists does, on the global positions
@@ -214,31 +238,57 @@ def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray, opts: Options
     parsed = opts.measures
     plain = {t: m for t, m in parsed.items() if not m.judged_only}
     judged = {t: m for t, m in parsed.items() if m.judged_only}
-    args = (opts.ties, opts.bounds, opts.seed, opts.no_relevant)
-    parts = [_evaluate_prepared(plain, lists, *args)] if plain else []
-    if judged:
-        parts.append(_evaluate_prepared(judged, judged_part(lists, opts.ties, opts.bounds, opts.seed), *args))
-    return parts[0] if len(parts) == 1 else merge_results(parsed, parts)
+    parts = [_values(plain, lists, opts)] if plain else []
+    if judged:   # on the judged documents only: the same queries, maybe in another order
+        parts.append(_values(judged, judged_part(lists, opts.ties, opts.bounds, opts.seed), opts))
+    labels, columns = parts[0].labels, dict(parts[0].columns)
+    for part in parts[1:]:
+        at = pd.Index(part.labels).get_indexer(labels)
+        if len(part.labels) != len(labels) or (at < 0).any():
+            raise RuntimeError("the judged-only measures were computed on other queries (a bug: please report it)")
+        columns.update({col: a[at] for col, a in part.columns.items()})
+    return QueryValues(labels, {col: columns[col] for col in opts.columns()})
 
 
-def _with_values(out: pd.DataFrame, res: Results | None, opts: Options) -> pd.DataFrame:
+def _values(parsed: dict, lists: PreparedLists, opts: Options) -> QueryValues:
+    """The values of ``parsed`` on ``lists``, with the column names of :meth:`Options.columns`."""
+    values: dict = {}
+    lower: dict = {}
+    upper: dict = {}
+    if lists.ranked.n_queries:
+        values, lower, upper = evaluate_lists(lists.ranked, list(parsed.values()), ties=opts.ties,
+                                              bounds=opts.bounds, seed=opts.seed, labels=lists.labels,
+                                              no_relevant=opts.no_relevant)
+    labels, cols, lo, hi = value_columns(parsed, lists, values, lower if opts.bounds else None,
+                                         upper if opts.bounds else None, no_relevant=opts.no_relevant)
+    columns = dict(cols)
+    if lo is not None and hi is not None:
+        columns.update({f"{t}_lower": a for t, a in lo.items()})
+        columns.update({f"{t}_upper": a for t, a in hi.items()})
+    return QueryValues(labels, columns)
+
+
+def _with_values(out: pd.DataFrame, res: QueryValues | None, opts: Options) -> pd.DataFrame:
     """``out`` (query ids and statuses) with the values of the evaluated queries (NaN / None for others)."""
-    values = None
-    if res is not None:
-        frames = [res.per_query]
-        if opts.bounds and res.lower is not None and res.upper is not None:
-            frames += [res.lower.add_suffix("_lower"), res.upper.add_suffix("_upper")]
-        values = pd.concat(frames, axis=1).reindex(pd.Index(out["query_id"]))
+    columns = aligned_values(out["query_id"].to_numpy(), res, opts)
+    return pd.concat([out, pd.DataFrame(columns, index=out.index)], axis=1) if columns else out
+
+
+def aligned_values(labels: np.ndarray, res: QueryValues | None, opts: Options) -> dict:
+    """One array per column of :meth:`Options.columns`: the values of the queries ``labels`` (NaN, or
+    None for text, where ``res`` has none)."""
+    at = np.full(len(labels), -1) if res is None else pd.Index(res.labels).get_indexer(pd.Index(labels))
+    got = at >= 0
+    columns = {}
     for col in opts.columns():
         text = opts.measures[_measure_of(col, opts)].family.text
-        if values is None:
-            out[col] = None if text else np.nan
-        elif text:
-            v = values[col].to_numpy(dtype=object)
-            out[col] = np.where(pd.isna(v), None, v)
-        else:
-            out[col] = values[col].to_numpy(dtype=np.float64)
-    return out
+        values = np.full(len(labels), None, dtype=object) if text else np.full(len(labels), np.nan)
+        if res is not None:
+            values[got] = res.columns[col][at[got]]
+        if text:
+            values[pd.isna(values)] = None
+        columns[col] = values
+    return columns
 
 
 # --------------------------------------------------------------------------------------- the driver

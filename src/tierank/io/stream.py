@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 from .. import _engines as E
 from .._progress import ProgressBar
 from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
-from ..data.ids import id_codes
+from ..data.ids import query_codes
 from ..data.join import check_no_repeated_pairs
 from ..data.ranked import concat_ranges
 from ..errors import InputError
@@ -187,7 +187,12 @@ def _last_query_start(query: Any) -> int:
 
 
 def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
-    """Rows of ``cols`` (line numbers too)."""
+    """Rows of ``cols`` (line numbers too); increasing rows that follow each other are a slice (views,
+    no copy)."""
+    if isinstance(rows, np.ndarray) and len(rows) and int(rows[-1]) - int(rows[0]) + 1 == len(rows) \
+            and bool((rows[1:] > rows[:-1]).all()):
+        rows = slice(int(rows[0]), int(rows[-1]) + 1)
+
     def pick(a: Any) -> Any:
         if isinstance(rows, slice) or isinstance(a, np.ndarray):
             return a[rows]
@@ -308,12 +313,11 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
 # ---------------------------------------------------------------------------------------- the driver
 
 
-def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
-    codes, uniques = id_codes(ids)
-    if not isinstance(uniques, np.ndarray):
-        uniques = np.asarray(uniques.to_numpy(zero_copy_only=False), dtype=object)
-    return codes, uniques
+def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(codes, uniques, grouped): ids numbered in order of first appearance (uniques as a numpy array),
+    and whether each id's rows are together (then the codes do not decrease)."""
+    queries = query_codes(ids, ids[:0])
+    return queries.run, queries.labels, queries.run_counts is not None
 
 
 class _Driver:
@@ -323,22 +327,21 @@ class _Driver:
         self.opts = opts
         self.evaluate_block = E._evaluate if evaluate_block is None else evaluate_block
         self.qrels = qrels
-        codes, uniques = _codes(qrels.query)
+        codes, uniques, grouped = _codes(qrels.query)
         self.qlabels = pd.Index(uniques)
-        self.qorder = np.argsort(codes, kind="stable")
+        self.qorder = None if grouped else np.argsort(codes, kind="stable")   # rows by query code
         sizes = np.bincount(codes, minlength=len(uniques))
         self.qsizes = sizes
         self.qptr = np.concatenate(([0], np.cumsum(sizes)))
         self.used = np.zeros(len(uniques), dtype=bool)
         self.seen: set = set()
-        self.frames: list[pd.DataFrame] = []
-        self.parts: list[pd.DataFrame] = []
+        self.done: list[tuple[np.ndarray, np.ndarray, dict]] = []   # per block: ids, statuses, values
         self.empty_run: Columns | None = None
 
     def add(self, run: Columns, pos: np.ndarray, check_grouped: bool) -> None:
         """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]``."""
         run, _ = check_same_id_kinds(run, self.qrels)
-        codes, uniques = _codes(run.query)
+        codes, uniques, _ = _codes(run.query)
         if check_grouped:
             labels = uniques.tolist()
             if not self.seen.isdisjoint(labels):
@@ -354,39 +357,41 @@ class _Driver:
         if not row_kept.all():   # rows of queries without judgments: checked, then left out
             check_no_repeated_pairs(_take(run, np.flatnonzero(np.logical_not(row_kept))), "run")
         status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
-        out = pd.DataFrame({"query_id": uniques, "status": status})
         res = None
         if in_qrels.any():
             kept_q = idx[in_qrels]
             self.used[kept_q] = True
-            qrows = np.sort(self.qorder[concat_ranges(self.qptr[kept_q], self.qsizes[kept_q])])
-            rows = np.flatnonzero(row_kept)
-            res = self.evaluate_block(_take(self.qrels, qrows), _take(run, rows), np.asarray(pos)[rows], self.opts)
-        self._keep(E._with_values(out, res, self.opts))
+            qrels = _take(self.qrels, self._qrels_rows(kept_q))
+            if not row_kept.all():
+                run, pos = _take(run, np.flatnonzero(row_kept)), np.asarray(pos)[row_kept]
+            res = self.evaluate_block(qrels, run, np.asarray(pos), self.opts)
+        self.done.append((uniques, status, E.aligned_values(uniques, res, self.opts)))
 
-    def _keep(self, out: pd.DataFrame) -> None:
-        self.parts.append(E.partials(out, self.opts))
-        kept = out[out["status"].isin(E.KEPT)]
-        if len(kept):
-            self.frames.append(kept.drop(columns="status"))
+    def _qrels_rows(self, queries: np.ndarray) -> np.ndarray:
+        """The qrels rows of these query codes, in file order."""
+        rows = concat_ranges(self.qptr[queries], self.qsizes[queries])
+        if self.qorder is not None:
+            return np.sort(self.qorder[rows])
+        return rows if not len(rows) or bool((rows[1:] > rows[:-1]).all()) else np.sort(rows)
 
     def results(self) -> Results:
         """The judged queries never met (empty runs or left out), the warnings, the Results."""
         rest = np.flatnonzero(~self.used)
         if len(rest):
             zero = self.opts.missing == "zero"
-            out = pd.DataFrame({"query_id": np.asarray(self.qlabels[rest]),
-                                "status": np.full(len(rest), E.ONLY_QRELS_ZERO if zero else E.ONLY_QRELS_SKIPPED,
-                                                  dtype=np.int8)})
+            labels = np.asarray(self.qlabels[rest])
+            status = np.full(len(rest), E.ONLY_QRELS_ZERO if zero else E.ONLY_QRELS_SKIPPED, dtype=np.int8)
             res = None
             if zero:
-                qrows = np.sort(self.qorder[concat_ranges(self.qptr[rest], self.qsizes[rest])])
                 empty = self.empty_run if self.empty_run is not None else _take(self.qrels, slice(0, 0))
-                res = E._evaluate(_take(self.qrels, qrows), empty, np.zeros(0, np.int64), self.opts)
-            self._keep(E._with_values(out, res, self.opts))
-        E.finish(pd.concat(self.parts, ignore_index=True), self.opts)   # the warnings, or nothing to evaluate
-        frame = pd.concat(self.frames, ignore_index=True)
-        return E.to_results(frame, self.opts)
+                res = E._evaluate(_take(self.qrels, self._qrels_rows(rest)), empty, np.zeros(0, np.int64), self.opts)
+            self.done.append((labels, status, E.aligned_values(labels, res, self.opts)))
+        out = pd.DataFrame({"query_id": np.concatenate([d[0] for d in self.done]),
+                            "status": np.concatenate([d[1] for d in self.done]),
+                            **{col: np.concatenate([d[2][col] for d in self.done]) for col in self.opts.columns()}})
+        E.finish(E.partials(out, self.opts), self.opts)   # the warnings, or nothing to evaluate
+        kept = out[out["status"].isin(E.KEPT)].drop(columns="status")
+        return E.to_results(kept.reset_index(drop=True), self.opts)
 
 
 # ------------------------------------------------------------------------------- the second pass
@@ -407,7 +412,7 @@ def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where
                 if template is None:
                     template = _take(cols, slice(0, 0))
                 n = len(cols.value)
-                codes, uniques = _codes(cols.query)   # each query id hashed once
+                codes, uniques, _ = _codes(cols.query)   # each query id coded once
                 bucket = (pd.util.hash_array(uniques) % np.uint64(n_buckets)).astype(np.int64)[codes]
                 order = np.argsort(bucket, kind="stable")
                 bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
@@ -571,8 +576,9 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
         Raise an InputError when a query comes back after other queries, instead of the second pass
         through temporary files (see the module docstring).
     evaluate_block : callable, optional
-        ``(qrels, run, positions, options) -> Results`` for each block of whole queries (default: the
-        evaluation of :func:`tierank.evaluate`); the tie report passes its own.
+        ``(qrels, run, positions, options) -> QueryValues`` (:class:`tierank._engines.QueryValues`) for
+        each block of whole queries (default: the evaluation of :func:`tierank.evaluate`); the tie report
+        passes its own.
 
     Returns
     -------
