@@ -395,3 +395,52 @@ def test_arrow_ids_option_reads_the_same(tmp_path, monkeypatch):
             cols = trec.read_run_columns(write(tmp_path, "run2.txt", CLEAN_RUN) if simple else path)
             assert isinstance(cols.doc, pd.arrays.ArrowStringArray)
             assert as_lists(cols)[:3] == plain[:3]
+
+
+_RUN_FIELDS = [["q1", "q2"], ["Q0"], ["d1", "d2", "d3"], ["1", "2"], ["0.5", "3", "1e2"], ["tag", "é"]]
+_QRELS_FIELDS = [["q1", "q2"], ["0"], ["d1", "d2", "d3"], ["0", "1", "2"]]
+
+
+@st.composite
+def _lines_with_empty_fields(draw, kind):
+    """Lines of the right number of fields, some of them empty (the separator then shows twice in a
+    row, or at a line's start or end), some with a field too many or too few."""
+    choices = _RUN_FIELDS if kind == "run" else _QRELS_FIELDS
+    lines = []
+    for _ in range(draw(st.integers(1, 5))):
+        fields = [draw(st.sampled_from(c)) for c in choices]
+        for i in draw(st.sets(st.integers(0, len(fields) - 1), max_size=2)):
+            fields[i] = ""
+        shape = draw(st.sampled_from(["same", "same", "same", "one more", "one less"]))
+        if shape == "one more":
+            fields.append("x")
+        elif shape == "one less":
+            fields.pop()
+        lines.append(draw(st.sampled_from([" ", "\t"])).join(fields) + "\n")
+    return "".join(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.sampled_from(["run", "qrels"]))
+def test_lines_with_empty_fields_read_alike_on_every_path(tmp_path_factory, data, kind):
+    # the fast path converts only the id and value fields: an empty field elsewhere (Q0, rank, tag,
+    # iter) must send the lines to the general path, which reads or reports them
+    text = data.draw(_lines_with_empty_fields(kind))
+    path = write(tmp_path_factory.mktemp("empty"), f"{kind}.txt", text)
+    reader = trec.read_run_columns if kind == "run" else trec.read_qrels_columns
+    seen = {}
+    for engine in ENGINES:
+        with pytest.MonkeyPatch.context() as m:
+            _set_engine(m, engine)
+            try:
+                seen[engine] = as_lists(reader(path))
+            except InputError as err:
+                seen[engine] = str(err)
+    assert seen["pyarrow-fast"] == seen["pyarrow-general"] == seen["pandas"], (text, seen)
+
+
+@pytest.mark.parametrize("text", ["q1 Q0 d1  0.5 tag\n", "q1  d1 1 0.5 tag\n", "q1 Q0 d1 1 0.5 \n",
+                                  " Q0 d1 1 0.5 tag\n"])
+def test_an_empty_field_is_not_read_as_a_field(tmp_path, text):
+    with pytest.raises(InputError, match="run.txt"):
+        trec.read_run_columns(write(tmp_path, "run.txt", text))

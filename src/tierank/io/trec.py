@@ -411,7 +411,9 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     else:
         delimiter = " "
     names = [str(i) for i in range(n_cols)]
-    types = {n: pa.dictionary(pa.int32(), pa.string()) for n in names}
+    # fields that are not read (Q0, rank, tag, iter) as bytes: the text was checked before (UTF-8)
+    types = {n: pa.binary() for n in names}
+    types[str(layout.qid)] = pa.dictionary(pa.int32(), pa.string())
     types[str(layout.docid)] = pa.string()
     types[str(layout.value)] = pa.float64()
     try:
@@ -428,14 +430,13 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
         col = table.column(name)
         if name == str(layout.value):
             continue
-        if name == str(layout.docid):
-            chunks = col.chunks
-            if any(len(c) and pc.min(pc.binary_length(c)).as_py() == 0 for c in chunks):
+        if name != str(layout.qid):   # an empty field: two separators in a row, or one at a line's end
+            if any(len(c) and pc.min(pc.binary_length(c)).as_py() == 0 for c in col.chunks):
                 return None
             continue
         for chunk in col.chunks:
             values = chunk.dictionary.to_pylist()
-            if "" in values or (name == "0" and any(v.startswith("#") for v in values)):
+            if "" in values or any(v.startswith("#") for v in values):   # a comment line
                 return None
     scores = table.column(str(layout.value)).to_numpy()
     if np.isnan(scores).any() or (layout.finite and np.isinf(scores).any()):
