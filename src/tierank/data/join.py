@@ -44,9 +44,9 @@ from .columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .ids import (DocCodes, HashCollision, QueryCodes, SharedHashes, exact_string_codes, first_duplicate,
                   hashed_string_codes, id_codes, in_background, integer_codes, matches_equal, query_codes,
                   trec_order_key)
-from .strings import string_hashes
 from .layout import Blocks, SortKeys
 from .ranked import NOT_IN_POOL, UNJUDGED_IN_POOL, RankedLists, concat_ranges, sort_ranked
+from .strings import string_hashes
 
 __all__ = ["Columns", "JoinedRun", "join_run_qrels", "sorted_label_order"]
 
@@ -360,8 +360,10 @@ def check_no_repeated_pairs(cols: Columns, what: str) -> None:
     else:
         bits = 62 - max(n_q, 1).bit_length()
         hashes = string_hashes(cols.doc) if bits >= 40 else None
-        if hashes is not None and first_duplicate(qc << bits | (hashes >> np.uint64(64 - bits)).view(np.int64)) is None:
-            return   # no two rows share a query and a document hash, so none shares a query and a document
+        if hashes is not None:
+            hashed_keys = qc << bits | (hashes >> np.uint64(64 - bits)).view(np.int64)
+            if first_duplicate(hashed_keys) is None:
+                return   # no two rows share a query and a document hash, so none shares a query and a document
         dc, uniques = id_codes(cols.doc)
         dup = first_duplicate(qc * max(len(uniques), 1) + dc)
     if dup is not None:
