@@ -274,7 +274,7 @@ def test_repeated_pairs_are_found_at_the_first_repeat(pairs, strings, offset, gr
 def test_repeated_string_pairs_are_found_when_hashes_collide(monkeypatch):
     from tierank.data.columns import Columns, normalized
 
-    monkeypatch.setattr(join, "string_hashes", lambda arr, out=None: np.zeros(len(arr), dtype=np.uint64))
+    monkeypatch.setattr(ids, "string_hashes", lambda arr, out=None: np.zeros(len(arr), dtype=np.uint64))
     docs = pa.array(["a", "b", "c", "b"])
     cols = normalized(Columns(query=pa.array(["q"] * 4), doc=docs, value=np.ones(4), source="qrels"), "grade")
     with pytest.raises(tierank.InputError, match=r"document 'b' is listed twice for query 'q'.*\(row 3\)"):

@@ -65,7 +65,7 @@ def _all_items(stats: TieStats, f, with_query: bool, item_query: np.ndarray) -> 
 def _check(stats: TieStats, item_query: np.ndarray) -> None:
     source = stats.source
     sparse = 2 * int(np.sum(source.grades != NOT_IN_POOL)) <= len(source.grades)
-    assert (source._pooled() is not None) == sparse
+    assert (source._pooled is not None) == sparse
     for f, with_query in FUNCTIONS:
         got = stats.group_sum((f.__name__, with_query), f, with_query)
         want = _all_items(stats, f, with_query, item_query)
@@ -100,7 +100,7 @@ def test_negative_zero_of_a_group_with_unpooled_items_by_hand():
     would give -0.0: sums start from +0.0, so both are +0.0. Same for a tie of the judged document alone
     (a group of one item, reduceat's path)."""
     stats, _ = _stats([3], np.zeros(3), np.array([0.0, NOT_IN_POOL, NOT_IN_POOL]))
-    assert stats.source._pooled() is not None
+    assert stats.source._pooled is not None
     got = stats.group_sum("negative_zero", _negative_zero, False)
     assert got.tolist() == [0.0] and not np.signbit(got[0])
     alone, _ = _stats([3], np.array([1.0, 0.0, 0.0]), np.array([0.0, NOT_IN_POOL, NOT_IN_POOL]))

@@ -32,12 +32,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .api import PreparedLists, _as_trec9, _check_seed, judged_part, prepare_lists, value_columns
+from .api import PreparedLists, _as_trec9, _check_seed, judged_part, lists_values, prepare_lists, value_columns
 from .blocks import check_trec_eval_version
 from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .data.join import check_no_repeated_pairs, sorted_label_order
 from .data.restrict import restrict
-from .evaluation import evaluate_lists
 from .errors import InputError, TierankWarning
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
 from .io.frames import find_columns as find_table_columns
@@ -252,15 +251,8 @@ def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray, opts: Options
 
 def _values(parsed: dict, lists: PreparedLists, opts: Options) -> QueryValues:
     """The values of ``parsed`` on ``lists``, with the column names of :meth:`Options.columns`."""
-    values: dict = {}
-    lower: dict = {}
-    upper: dict = {}
-    if lists.ranked.n_queries:
-        values, lower, upper = evaluate_lists(lists.ranked, list(parsed.values()), ties=opts.ties,
-                                              bounds=opts.bounds, seed=opts.seed, labels=lists.labels,
-                                              no_relevant=opts.no_relevant)
-    labels, cols, lo, hi = value_columns(parsed, lists, values, lower if opts.bounds else None,
-                                         upper if opts.bounds else None, no_relevant=opts.no_relevant)
+    values = lists_values(parsed, lists, opts.ties, opts.bounds, opts.seed, opts.no_relevant)
+    labels, cols, lo, hi = value_columns(parsed, lists, *values, no_relevant=opts.no_relevant)
     columns = dict(cols)
     if lo is not None and hi is not None:
         columns.update({f"{t}_lower": a for t, a in lo.items()})

@@ -149,14 +149,21 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
 
 def _evaluate_prepared(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
                        no_relevant: str) -> Results:
+    return assemble_results(parsed, lists, *lists_values(parsed, lists, ties, bounds, seed, no_relevant),
+                            ties=ties, no_relevant=no_relevant)
+
+
+def lists_values(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
+                 no_relevant: str) -> tuple[dict, dict | None, dict | None]:
+    """(values, lower, upper): the kernels' values of the ranked queries of ``lists``, by measure
+    (lower and upper: None without bounds; empty dicts when no query has a ranked list)."""
     values: dict = {}
     lower: dict = {}
     upper: dict = {}
     if lists.ranked.n_queries:
         values, lower, upper = evaluate_lists(lists.ranked, list(parsed.values()), ties=ties, bounds=bounds,
                                               seed=seed, labels=lists.labels, no_relevant=no_relevant)
-    return assemble_results(parsed, lists, values, lower if bounds else None, upper if bounds else None,
-                            ties=ties, no_relevant=no_relevant)
+    return values, lower if bounds else None, upper if bounds else None
 
 
 def judged_part(lists: "PreparedLists", ties: str, bounds: bool, seed: int) -> "PreparedLists":

@@ -184,17 +184,37 @@ def hashed_string_codes(run_hashes: SharedHashes, qrels_d: pa.Array, n_queries: 
     Hashing reads every string once, straight from the Arrow buffers, with no hash table: about ten
     times faster than dictionary-encoding millions of distinct ids. Codes may collide (``hashed``).
     """
-    bits = 62 - max(int(n_queries), 1).bit_length()
-    if bits < 40:
+    bits = _code_bits(n_queries)
+    if bits is None:
         return None
     hq = string_hashes(qrels_d)
     hr = run_hashes.result()
     if hq is None or hr is None:
         return None
-    shift = np.uint64(64 - bits)
-    hr >>= shift   # in place: the hashes become the codes
-    hq >>= shift
-    return DocCodes(hr.view(np.int64), hq.view(np.int64), 1 << bits, hashed=True)
+    return DocCodes(_truncated(hr, bits), _truncated(hq, bits), 1 << bits, hashed=True)
+
+
+def string_hash_codes(ids: pa.Array, n_queries: int) -> tuple[np.ndarray, int] | None:
+    """(codes, size): the codes of :func:`hashed_string_codes` for one array of string ids (equal ids,
+    equal codes; different ids may collide), or None where that function gives None."""
+    bits = _code_bits(n_queries)
+    hashes = string_hashes(ids) if bits is not None else None
+    if bits is None or hashes is None:
+        return None
+    return _truncated(hashes, bits), 1 << bits
+
+
+def _code_bits(n_queries: int) -> int | None:
+    """Bits of a hashed code, so that ``query * 2**bits + code`` fits int64; None below 40 bits (too
+    few to make collisions rare)."""
+    bits = 62 - max(int(n_queries), 1).bit_length()
+    return bits if bits >= 40 else None
+
+
+def _truncated(hashes: np.ndarray, bits: int) -> np.ndarray:
+    """The top ``bits`` of uint64 hashes as int64 codes, in place (the hashes become the codes)."""
+    hashes >>= np.uint64(64 - bits)
+    return hashes.view(np.int64)
 
 
 def exact_string_codes(run_d: pa.Array, qrels_d: pa.Array, run_q: np.ndarray) -> DocCodes:

@@ -43,10 +43,9 @@ from ..errors import InputError, TierankWarning
 from .columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .ids import (DocCodes, HashCollision, QueryCodes, SharedHashes, exact_string_codes, first_duplicate,
                   hashed_string_codes, id_codes, in_background, integer_codes, matches_equal, query_codes,
-                  trec_order_key)
+                  string_hash_codes, trec_order_key)
 from .layout import Blocks, SortKeys
 from .ranked import NOT_IN_POOL, UNJUDGED_IN_POOL, RankedLists, concat_ranges, sort_ranked
-from .strings import string_hashes
 
 __all__ = ["Columns", "JoinedRun", "join_run_qrels", "sorted_label_order"]
 
@@ -358,12 +357,9 @@ def check_no_repeated_pairs(cols: Columns, what: str) -> None:
         codes = integer_codes(cols.doc, cols.doc[:0], n_q)
         dup = first_duplicate(qc * codes.size + codes.run)
     else:
-        bits = 62 - max(n_q, 1).bit_length()
-        hashes = string_hashes(cols.doc) if bits >= 40 else None
-        if hashes is not None:
-            hashed_keys = qc << bits | (hashes >> np.uint64(64 - bits)).view(np.int64)
-            if first_duplicate(hashed_keys) is None:
-                return   # no two rows share a query and a document hash, so none shares a query and a document
+        hashed = string_hash_codes(cols.doc, n_q)
+        if hashed is not None and first_duplicate(qc * hashed[1] + hashed[0]) is None:
+            return   # no two rows share a query and a document hash, so none shares a query and a document
         dc, uniques = id_codes(cols.doc)
         dup = first_duplicate(qc * max(len(uniques), 1) + dc)
     if dup is not None:

@@ -14,6 +14,7 @@ accumulated in extended precision, so a group costs O(1) whatever its size.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -327,8 +328,6 @@ class _ItemGrades:
         self.group_start = group_start
         self.qptr = qptr
         self._item_query = item_query
-        self._pooled_items: _PooledItems | None = None
-        self._pooled_known = False
 
     @property
     def item_query(self) -> np.ndarray:
@@ -345,20 +344,17 @@ class _ItemGrades:
             return np.zeros(0)
         if self.group_start is None:
             return np.asarray(f(self.grades, self.item_query if with_query else None), dtype=np.float64)
-        pooled = self._pooled()
+        pooled = self._pooled
         if pooled is not None and _zero_off_pool(f, len(self.qptr) - 1, with_query):
             return pooled.group_sum(f, with_query, self.qptr)
         return _blocked_group_sums(f, self.grades, self.group_start, self.item_query if with_query else None)
 
+    @cached_property
     def _pooled(self) -> "_PooledItems | None":
         """The items in the pool, when documents outside it (``NOT_IN_POOL``) are most of the items
-        (a deep run against shallow judgments); None otherwise. Built once."""
-        if not self._pooled_known:
-            at = np.flatnonzero(self.grades != NOT_IN_POOL)
-            if 2 * len(at) <= len(self.grades):
-                self._pooled_items = _PooledItems(at, self.grades[at], self.group_start)
-            self._pooled_known = True
-        return self._pooled_items
+        (a deep run against shallow judgments); None otherwise."""
+        at = np.flatnonzero(self.grades != NOT_IN_POOL)
+        return _PooledItems(at, self.grades[at], self.group_start) if 2 * len(at) <= len(self.grades) else None
 
     def group_grades(self, groups: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ptr, grades) of the items of the selected groups."""
@@ -396,9 +392,10 @@ def _zero_off_pool(f: GradeFn, n_queries: int, with_query: bool) -> bool:
 class _PooledItems:
     """The items of sorted lists whose grade is not ``NOT_IN_POOL``, with their groups: per-group sums
     of a grade function that is +0.0 outside the pool read only these (often a small share of a deep
-    run judged to a shallow pool: a tenth on the benchmark's task 1). The sums have the same bits as over every item: each group's
-    pooled values are added in the same order, one after the other from +0.0 (:func:`segment_reduce`),
-    or are integers (exact in any order), and the +0.0 of the others changes no partial sum."""
+    run judged to a shallow pool: a tenth on the benchmark's task 1). The sums have the same bits as
+    over every item: each group's pooled values are added in the same order, one after the other from
+    +0.0 (:func:`segment_reduce`), or are integers (exact in any order), and the +0.0 of the others
+    changes no partial sum."""
 
     def __init__(self, at: np.ndarray, grades: np.ndarray, group_start: np.ndarray) -> None:
         self.at = at
