@@ -461,3 +461,48 @@ def test_take_reads_the_rows_asked_for(rows):
     assert got.doc.tolist() == [10 * i for i in rows]
     assert got.value.tolist() == [i / 2 for i in rows]
     assert got.lines.tolist() == [i + 1 for i in rows]
+
+
+@st.composite
+def _run_texts(draw):
+    """A grouped TREC run as text: queries of 1-6 lines, runs of blank and comment lines anywhere
+    (several in a row, enough to fill a block), LF or CRLF line ends, a last line with or without its
+    line end."""
+    n_q = draw(st.integers(1, 8))
+    lines = []
+    for q in range(n_q):
+        for d in range(draw(st.integers(1, 6))):
+            lines.extend(draw(st.lists(st.sampled_from(["", "# note", "   "]), max_size=4)))
+            lines.append(f"q{q} Q0 d{d} {d} {draw(st.integers(0, 3))} t")
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return end.join(lines) + draw(st.sampled_from(["", end]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_run_texts(), block_rows=st.integers(1, 12), read_bytes=st.integers(1, 80))
+def test_blocks_at_any_read_size(tmp_path, monkeypatch, text, block_rows, read_bytes):
+    """Blocks cut from chunks of any size (line ends found once per chunk, carried from block to
+    block): together they are the rows of the whole file, each holds whole queries, and a block holds
+    at most ``block_rows`` lines unless its first query alone is longer."""
+    from tierank.io import stream, trec
+
+    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    path = tmp_path / "run.txt"
+    path.write_bytes(text.encode())
+    whole = trec.read_run_columns(str(path))
+    got, seen, rows = [], set(), 0
+    for cols, first, last in trec_blocks(str(path), block_rows, progress=False):
+        assert first == rows and len(cols.value)
+        queries = list(dict.fromkeys(np.asarray(cols.query, dtype=object).tolist()))
+        assert not seen & set(queries)
+        seen |= set(queries)
+        span = int(cols.lines[-1]) - int(cols.lines[0]) + 1         # lines from its first row to its last
+        if len(queries) > 1:   # a block of w lines holding one query only is read again with 2w lines
+            second = int(cols.lines[np.flatnonzero(np.asarray(cols.query, dtype=object) != queries[0])[0]])
+            before = second - int(cols.lines[0]) + 4                  # + the comment lines before its first row
+            assert span <= max(block_rows, 2 * before)
+        got.append((np.asarray(cols.query, dtype=object), np.asarray(cols.doc, dtype=object), cols.value, cols.lines))
+        rows += len(cols.value)
+    assert last and rows == len(whole.value)
+    for i, part in enumerate((whole.query, whole.doc, whole.value, whole.lines)):
+        assert np.concatenate([g[i] for g in got]).tolist() == np.asarray(part, dtype=object).tolist()

@@ -243,6 +243,8 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
         gz = raw.prefix == b"\x1f\x8b"
         fh: Any = gzip.GzipFile(fileobj=cast(Any, raw), mode="rb") if gz else raw
         pending: list[bytes] = []
+        ends: list[np.ndarray] = []   # the line ends of each pending chunk, as places in their join
+        size = 0                      # bytes in pending
         n_pending = 0                 # line ends in pending
         eof, first_chunk = False, True
         line0, row0, want = 1, 0, block_rows
@@ -267,14 +269,14 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
                         chunk = chunk[len(trec._BOM):]
                     layout = trec.layout_of("run", format, chunk)
                 pending.append(chunk)
-                n_pending += chunk.count(b"\n")
+                ends.append(_newlines(chunk) + size)   # each byte is scanned for line ends once
+                size += len(chunk)
+                n_pending += len(ends[-1])
             data = b"".join(pending)
-            if eof and n_pending <= want:
-                block, rest = data, b""
-            else:
-                cut = int(_newlines(data)[want - 1]) + 1
-                block, rest = data[:cut], data[cut:]
-            last = eof and not rest
+            nl = ends[0] if len(ends) == 1 else np.concatenate(ends or [np.zeros(0, np.intp)])
+            cut = len(data) if eof and n_pending <= want else int(nl[want - 1]) + 1
+            block = data[:cut]
+            last = eof and cut == len(data)
             seen_text = seen_text or bool(block.strip())
             if layout is None:   # an empty file
                 layout = trec.layout_of("run", format, b"")
@@ -287,24 +289,24 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
                 if cols is not None:
                     yield cols, row0, True
                 return
-            if cols is None:   # only blank and comment lines: skip them
-                line0 += block.count(b"\n")
-                pending, n_pending = [rest], rest.count(b"\n")
-                continue
-            k = _last_query_start(cols.query)
-            if k == 0:   # one query so far: read more lines before cutting
-                want *= 2
-                pending = [data]
-                continue
-            assert cols.lines is not None
-            local = int(cols.lines[k]) - line0          # 0-based line of the held-back query in block
-            start = 0 if local == 0 else int(_newlines(block)[local - 1]) + 1
-            yield _take(cols, slice(0, k)), row0, False
-            row0 += k
-            line0 = int(cols.lines[k])
-            held = block[start:]
-            pending, n_pending = [held, rest], held.count(b"\n") + rest.count(b"\n")
-            want = block_rows
+            if cols is None:   # only blank and comment lines (exactly `want` of them): skip them
+                line0 += want
+                keep = want
+            else:
+                k = _last_query_start(cols.query)
+                if k == 0:   # one query so far: read more lines before cutting
+                    want *= 2
+                    pending, ends = [data], [nl]
+                    continue
+                assert cols.lines is not None
+                keep = int(cols.lines[k]) - line0     # lines of the block before the held-back query
+                yield _take(cols, slice(0, k)), row0, False
+                row0 += k
+                line0 = int(cols.lines[k])
+                want = block_rows
+            start = 0 if keep == 0 else int(nl[keep - 1]) + 1
+            pending, ends = [data[start:]], [nl[keep:] - start]
+            size, n_pending = len(pending[0]), len(nl) - keep
     finally:
         bar.close()
         base.close()

@@ -302,8 +302,7 @@ def _check_text(data: bytes, name: str) -> None:
     if bad:
         pos = min(data.find(bytes([b])) for b in set(bad))
         problems.append((pos, "NUL byte" if data[pos] == 0 else f"control character 0x{data[pos]:02x}"))
-    n_cr = data.count(b"\r")
-    if n_cr and n_cr != data.count(b"\r\n"):
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):   # `in` is a fast scan; counting is not
         pos = next(i for i in _find_all(data, b"\r") if data[i + 1:i + 2] != b"\n")
         problems.append((pos, "carriage return without a line feed (old Mac line endings are not supported)"))
     if not data.isascii():
