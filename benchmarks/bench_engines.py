@@ -8,7 +8,11 @@ the peak resident set of the whole process tree (driver, JVM, Python and Dask wo
 50 ms with psutil.
 
     python benchmarks/bench_engines.py [--queries 2000] [--docs 1000] [--rows spark,dask,mllib,...]
-                                       [--json out.json]
+                                       [--repeat 1] [--json out.json]
+
+With ``--repeat N`` the one-machine rows (``local``, ``stream``, ``read``) run N times, taking turns, and
+their median is reported: on a virtual machine their time swings with how fast the system hands out
+fresh memory.
 
 Rows:
 
@@ -38,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -50,6 +55,9 @@ HERE = Path(__file__).resolve().parent
 SEED = 20240611
 MEASURES = ["nDCG@10", "AP", "P@10"]
 ROWS = ("spark", "spark_apply", "dask", "mllib", "local", "stream", "read")
+# the rows of the one-machine target, cheap enough to repeat: their time swings with the memory the process
+# gets from the system (the read's 3 GB table took 1.0-5.9 s in runs of the same day on the bench machine)
+REPEATED = ("local", "stream", "read")
 
 
 def data_paths(n_q: int, n_d: int) -> tuple[Path, Path]:
@@ -269,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated, of {', '.join(ROWS)}")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help=f"run the rows {', '.join(REPEATED)} this many times, in turn, and report the median")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--one", help=argparse.SUPPRESS)   # run one row in this process (the child)
     args = ap.parse_args(argv)
@@ -281,19 +291,35 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     n_rows = args.queries * args.docs
     results = {}
+    rows = args.rows.split(",")
     print(f"{args.queries} queries x {args.docs} documents = {n_rows:,} run rows; measures {', '.join(MEASURES)}")
+    if args.repeat > 1:
+        print(f"rows {', '.join(r for r in rows if r in REPEATED)}: median of {args.repeat} runs, taken in turn "
+              "(min-max in brackets)")
     print(f"{'row':<42} {'time s':>8} {'ns/row':>8} {'peak MB':>9}  means")
-    for row in args.rows.split(","):
-        proc = subprocess.run([sys.executable, __file__, "--queries", str(args.queries), "--docs", str(args.docs),
-                               "--one", row], capture_output=True, text=True)
-        line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-        if proc.returncode or not line:
-            print(f"{LABELS[row]:<42} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    runs: dict = {row: [] for row in rows}
+    for turn in range(args.repeat):
+        for row in rows:
+            if runs[row] is None or (turn and row not in REPEATED):   # failed, or run once
+                continue
+            proc = subprocess.run([sys.executable, __file__, "--queries", str(args.queries), "--docs",
+                                   str(args.docs), "--one", row], capture_output=True, text=True)
+            line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+            if proc.returncode or not line:
+                print(f"{LABELS[row]:<42} failed: {proc.stderr.strip().splitlines()[-1:]}")
+                runs[row] = None
+                continue
+            runs[row].append(json.loads(line[-1][7:]))
+    for row in rows:
+        if not runs[row]:
             continue
-        res = json.loads(line[-1][7:])
+        times = sorted(r["seconds"] for r in runs[row])
+        res = dict(runs[row][0], seconds=statistics.median(times), peak_mb=max(r["peak_mb"] for r in runs[row]))
         results[row] = res
         means = ", ".join(f"{k} {v:.4f}" if k in MEASURES else f"{k} {v:,.0f}" for k, v in res["mean"].items())
-        print(f"{LABELS[row]:<42} {res['seconds']:8.2f} {1e9 * res['seconds'] / n_rows:8.0f} {res['peak_mb']:9.0f}  {means}")
+        spread = f"  [{times[0]:.2f}-{times[-1]:.2f}]" if len(times) > 1 else ""
+        print(f"{LABELS[row]:<42} {res['seconds']:8.2f} {1e9 * res['seconds'] / n_rows:8.0f} {res['peak_mb']:9.0f}  "
+              f"{means}{spread}")
     for line in targets(results):
         print(line)
     if args.json:

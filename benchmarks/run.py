@@ -250,9 +250,9 @@ def targets(rows: list[dict]) -> list[str]:
 # quick args); their tables follow the main one
 EXTRAS = [
     ("Files larger than memory: streaming TREC text and Parquet (issue 12)", "bench_streaming.py",
-     ["--queries", "10000"], ["--queries", "1000"]),
+     ["--queries", "10000", "--repeat", "3"], ["--queries", "1000"]),
     ("Spark and Dask against Spark MLlib's RankingMetrics, Parquet on disk (issue 12)", "bench_engines.py",
-     ["--queries", "100000", "--rows", "spark,dask,mllib,stream,read"], ["--queries", "200"]),
+     ["--queries", "100000", "--rows", "spark,dask,mllib,stream,read", "--repeat", "3"], ["--queries", "200"]),
     ("The tie report against the evaluation with bounds (issue 13)", "bench_tie_report.py",
      ["--queries", "10000"], ["--queries", "1000"]),
     ("Training-loop metrics: Keras (each backend, compiled) and PyTorch (issue 11)", "bench_frameworks.py",
