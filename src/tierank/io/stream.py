@@ -355,8 +355,8 @@ class _Driver:
             self.empty_run = _take(run, slice(0, 0))
         idx = self.qlabels.get_indexer(pd.Index(uniques))
         in_qrels = idx >= 0
-        row_kept = np.asarray(in_qrels[codes], dtype=bool)
-        if not row_kept.all():   # rows of queries without judgments: checked, then left out
+        row_kept = None if in_qrels.all() else in_qrels[codes]   # None: every row (most blocks)
+        if row_kept is not None:   # rows of queries without judgments: checked, then left out
             check_no_repeated_pairs(_take(run, np.flatnonzero(np.logical_not(row_kept))), "run")
         status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
         res = None
@@ -364,7 +364,7 @@ class _Driver:
             kept_q = idx[in_qrels]
             self.used[kept_q] = True
             qrels = _take(self.qrels, self._qrels_rows(kept_q))
-            if not row_kept.all():
+            if row_kept is not None:
                 run, pos = _take(run, np.flatnonzero(row_kept)), np.asarray(pos)[row_kept]
             res = self.evaluate_block(qrels, run, np.asarray(pos), self.opts)
         self.done.append((uniques, status, E.aligned_values(uniques, res, self.opts)))
