@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -391,6 +392,38 @@ def test_parquet_errors_name_file_and_row(tmp_path):
     nan.to_parquet(tmp_path / "nan.parquet")
     with pytest.raises(tierank.InputError, match=r"nan.parquet: score of document \d+ for query \d+ is missing"):
         tierank.evaluate(qrels, str(tmp_path / "nan.parquet"), ["AP"], block_rows=8)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(2, 30), data=st.data(), problem=st.sampled_from(["repeat", "missing grade"]),
+       int_ids=st.booleans(), stream=st.sampled_from([None, False]))
+def test_parquet_qrels_errors_name_the_file_and_its_row(tmp_path, n, data, problem, int_ids, stream):
+    """Qrels stored as a Parquet dataset of 1-3 files (read whole, in memory): an error names the file
+    holding the bad row, and for a repeated pair the row in that file (the run is evaluated in blocks or
+    in one piece: the qrels are read the same way)."""
+    bad = data.draw(st.integers(1, n - 1))
+    cuts = sorted(data.draw(st.lists(st.integers(1, n - 1), max_size=2, unique=True)))
+    qnum, dnum = np.arange(n) // 4, np.arange(n)
+    grade = np.arange(n, dtype=np.float64) % 3
+    if problem == "repeat":
+        earlier = data.draw(st.integers(0, bad - 1))
+        qnum[bad], dnum[bad] = qnum[earlier], dnum[earlier]
+    else:
+        grade[bad] = np.nan
+    ids = (lambda a: a) if int_ids else (lambda a: [f"x{v}" for v in a])
+    qrels = pd.DataFrame({"query_id": ids(qnum), "doc_id": ids(dnum), "relevance": grade})
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))   # one per example (tmp_path is shared)
+    bounds = [0, *cuts, n]
+    for f in range(len(bounds) - 1):
+        qrels.iloc[bounds[f]:bounds[f + 1]].to_parquet(folder / f"part{f}.parquet")
+    run = folder.with_suffix(".run.parquet")
+    pd.DataFrame({"query_id": ids(qnum[:1]), "doc_id": ids(dnum[:1]), "score": [1.0]}).to_parquet(run)
+    f = int(np.searchsorted(bounds, bad, side="right")) - 1   # the file of the bad row, and its row there
+    expected = rf"part{f}\.parquet: " + (
+        rf"document '?x?{dnum[bad]}'? is listed twice for query '?x?{qnum[bad]}'? in the qrels "
+        rf"\(row {bad - bounds[f]}\)" if problem == "repeat" else "grade of document .* is missing")
+    with pytest.raises(tierank.InputError, match=expected):
+        tierank.evaluate(str(folder), str(run), ["AP"], stream=stream)
 
 
 # ----------------------------------------------------------------------------------------------- CLI

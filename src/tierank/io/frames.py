@@ -227,8 +227,7 @@ def to_columns(obj: Any, kind: str) -> Columns:
         if is_parquet(obj):   # a Parquet file or directory (tierank.io.parquet)
             from . import parquet
 
-            return to_columns(parquet.read_run_parquet(obj) if kind == "run" else parquet.read_qrels_parquet(obj),
-                              kind)
+            return parquet.read_columns_parquet(obj, kind)   # errors name the file and its row
         return trec.read_run_columns(obj) if kind == "run" else trec.read_qrels_columns(obj)
     raise InputError(f"the {kind} must be a dict {{qid: {{docid: value}}}}, a pandas or polars DataFrame, "
                      f"a pyarrow Table or a file path, not {type(obj).__name__}")

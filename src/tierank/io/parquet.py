@@ -10,8 +10,9 @@ evaluated exactly as ``pandas.read_parquet`` of it would be.
 A directory is read as :func:`pyarrow.dataset.dataset` finds its ``.parquet`` files (sorted by path,
 hidden files and ``_``-prefixed files left out); its rows are those of the files one after the
 other. :func:`tierank.evaluate` reads a Parquet run in batches of row groups (``block_rows`` rows) and
-evaluates it in blocks of whole queries, as a TREC run (:mod:`tierank.io.stream`); errors name the file
-and the row in that file (0-based, as ``df.iloc``).
+evaluates it in blocks of whole queries, as a TREC run (:mod:`tierank.io.stream`); Parquet qrels are read
+whole (:func:`read_columns_parquet`). Errors in either name the file and the row in that file (0-based,
+as ``df.iloc``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..data.columns import Columns
 from ..errors import InputError
 from .frames import find_columns, to_columns
 
-__all__ = ["parquet_files", "read_run_parquet", "read_qrels_parquet", "parquet_source"]
+__all__ = ["parquet_files", "read_run_parquet", "read_qrels_parquet", "read_columns_parquet", "parquet_source"]
 
 _BATCH_ROWS = 1 << 16   # rows per batch read from a row group
 
@@ -74,7 +75,8 @@ def _names(files: list[str], kind: str) -> tuple[str, str, str]:
         raise InputError(err.message, file=files[0]) from None
 
 
-def _read_table(path: Any, kind: str) -> pd.DataFrame:
+def _read_tables(path: Any, kind: str) -> tuple[pa.Table, list[str], list[int]]:
+    """(table, files, rows of each file): the query, document and value columns of every file."""
     import pyarrow.parquet as pq
 
     files = parquet_files(path)
@@ -85,8 +87,13 @@ def _read_table(path: Any, kind: str) -> pd.DataFrame:
             tables.append(pq.read_table(f, columns=list(names)))
         except (pa.ArrowInvalid, OSError, KeyError) as err:
             raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
+    sizes = [t.num_rows for t in tables]
     table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
-    del tables
+    return table, files, sizes
+
+
+def _read_table(path: Any, kind: str) -> pd.DataFrame:
+    table = _read_tables(path, kind)[0]
     # one pandas block per column: no copy into a 2-D block (ten times faster on 10**7 rows)
     return table.to_pandas(split_blocks=True, self_destruct=True)
 
@@ -151,6 +158,34 @@ class _RowColumns(Columns):
 
     def row_text(self, i: int) -> str:
         return f"row {self._file(i)[1]}"
+
+
+def read_columns_parquet(path: str | os.PathLike, kind: str) -> Columns:
+    """A run or qrels (``kind``) stored as Parquet, read whole, as the Columns of its DataFrame
+    (:func:`read_run_parquet`, :func:`read_qrels_parquet`) whose errors name the file and the row in
+    that file.
+
+    Examples
+    --------
+    >>> import os, tempfile, pandas as pd, tierank
+    >>> from tierank.io.parquet import read_columns_parquet
+    >>> folder = tempfile.mkdtemp()
+    >>> pd.DataFrame({"query_id": [1, 1], "doc_id": [7, 8], "relevance": [2, 0]}).to_parquet(os.path.join(folder, "a.parquet"))
+    >>> pd.DataFrame({"query_id": [2, 2], "doc_id": [7, 7], "relevance": [1, 1]}).to_parquet(os.path.join(folder, "b.parquet"))
+    >>> qrels = read_columns_parquet(folder, "qrels")
+    >>> qrels.row_text(3), os.path.basename(qrels.where(3)["file"])
+    ('row 1', 'b.parquet')
+    >>> tierank.evaluate(qrels, {1: {7: 1.0}, 2: {7: 1.0}}, ["AP"])
+    Traceback (most recent call last):
+    ...
+    tierank.errors.InputError: ...b.parquet: document 7 is listed twice for query 2 in the qrels (row 1)
+    """
+    table, files, sizes = _read_tables(path, kind)
+    cols = to_columns(table.to_pandas(split_blocks=True, self_destruct=True), kind)
+    del table
+    return _RowColumns(query=cols.query, doc=cols.doc, value=cols.value, source=kind,
+                       lines=np.arange(len(cols.value), dtype=np.int64), names=cols.names, files=tuple(files),
+                       starts=np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))[:-1])
 
 
 def _last_query_start(query: Any) -> int:
