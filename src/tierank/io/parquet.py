@@ -170,8 +170,8 @@ def read_columns_parquet(path: str | os.PathLike, kind: str) -> Columns:
     >>> import os, tempfile, pandas as pd, tierank
     >>> from tierank.io.parquet import read_columns_parquet
     >>> folder = tempfile.mkdtemp()
-    >>> pd.DataFrame({"query_id": [1, 1], "doc_id": [7, 8], "relevance": [2, 0]}).to_parquet(os.path.join(folder, "a.parquet"))
-    >>> pd.DataFrame({"query_id": [2, 2], "doc_id": [7, 7], "relevance": [1, 1]}).to_parquet(os.path.join(folder, "b.parquet"))
+    >>> for name, q, docs in (("a", 1, [7, 8]), ("b", 2, [7, 7])):   # b repeats document 7 for query 2
+    ...     pd.DataFrame({"query_id": q, "doc_id": docs, "relevance": 1}).to_parquet(os.path.join(folder, f"{name}.parquet"))
     >>> qrels = read_columns_parquet(folder, "qrels")
     >>> qrels.row_text(3), os.path.basename(qrels.where(3)["file"])
     ('row 1', 'b.parquet')
