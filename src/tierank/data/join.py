@@ -346,12 +346,14 @@ def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, comp
                            for a in range(0, len(run_d), block)] or [np.zeros(0, dtype=np.int64)])
 
 
-def check_no_repeated_pairs(cols: Columns, what: str) -> None:
+def check_no_repeated_pairs(cols: Columns, what: str, queries: QueryCodes | None = None) -> None:
     """The duplicate rule on normalised columns: an InputError naming the first row that repeats the
-    (query, document) pair of an earlier row, as the join's own check does."""
+    (query, document) pair of an earlier row, as the join's own check does. ``queries``: the codes
+    ``query_codes(cols.query, cols.query[:0])`` when the caller has them."""
     if len(cols.value) < 2:
         return
-    queries = query_codes(cols.query, cols.query[:0])   # a table grouped by query: no hashing
+    if queries is None:
+        queries = query_codes(cols.query, cols.query[:0])   # a table grouped by query: no hashing
     n_q, qc = queries.n_run, queries.run.astype(np.int64)
     if is_integer_ids(cols.doc):
         codes = integer_codes(cols.doc, cols.doc[:0], n_q)

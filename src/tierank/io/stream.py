@@ -329,8 +329,10 @@ class _Driver:
         self.opts = opts
         self.evaluate_block = E._evaluate if evaluate_block is None else evaluate_block
         self.qrels = qrels
-        codes, uniques, grouped = _codes(qrels.query)
+        self.queries = query_codes(qrels.query, qrels.query[:0])   # also for the qrels' repeat check
+        codes, uniques = self.queries.run, self.queries.labels
         self.qlabels = pd.Index(uniques)
+        grouped = self.queries.run_counts is not None
         self.qorder = None if grouped else np.argsort(codes, kind="stable")   # rows by query code
         sizes = np.bincount(codes, minlength=len(uniques))
         self.qsizes = sizes
@@ -633,7 +635,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
             cols = normalized(cols, "score")
             if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
                 check_same_id_kinds(cols, q)
-                check_no_repeated_pairs(q, "qrels")
+                check_no_repeated_pairs(q, "qrels", driver.queries)
                 q_checked = True
             driver.add(cols, row0 + np.arange(len(cols.value), dtype=np.int64), check_grouped=not (last and row0 == 0))
     except _NotGrouped as err:
