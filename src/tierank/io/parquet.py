@@ -75,8 +75,8 @@ def _names(files: list[str], kind: str) -> tuple[str, str, str]:
         raise InputError(err.message, file=files[0]) from None
 
 
-def _read_tables(path: Any, kind: str) -> tuple[pa.Table, list[str], list[int]]:
-    """(table, files, rows of each file): the query, document and value columns of every file."""
+def _read_frame(path: Any, kind: str) -> tuple[pd.DataFrame, list[str], list[int]]:
+    """(frame, files, rows of each file): the query, document and value columns of every file."""
     import pyarrow.parquet as pq
 
     files = parquet_files(path)
@@ -89,13 +89,9 @@ def _read_tables(path: Any, kind: str) -> tuple[pa.Table, list[str], list[int]]:
             raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
     sizes = [t.num_rows for t in tables]
     table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
-    return table, files, sizes
-
-
-def _read_table(path: Any, kind: str) -> pd.DataFrame:
-    table = _read_tables(path, kind)[0]
+    del tables   # the table's buffers are freed as they are converted
     # one pandas block per column: no copy into a 2-D block (ten times faster on 10**7 rows)
-    return table.to_pandas(split_blocks=True, self_destruct=True)
+    return table.to_pandas(split_blocks=True, self_destruct=True), files, sizes
 
 
 def read_run_parquet(path: str | os.PathLike) -> pd.DataFrame:
@@ -121,7 +117,7 @@ def read_run_parquet(path: str | os.PathLike) -> pd.DataFrame:
       qid docno  score
     0  q1    d1    2.5
     """
-    return _read_table(path, "run")
+    return _read_frame(path, "run")[0]
 
 
 def read_qrels_parquet(path: str | os.PathLike) -> pd.DataFrame:
@@ -137,7 +133,7 @@ def read_qrels_parquet(path: str | os.PathLike) -> pd.DataFrame:
        query_id  doc_id  relevance
     0         1       7          2
     """
-    return _read_table(path, "qrels")
+    return _read_frame(path, "qrels")[0]
 
 
 @dataclass
@@ -171,7 +167,7 @@ def read_columns_parquet(path: str | os.PathLike, kind: str) -> Columns:
     >>> from tierank.io.parquet import read_columns_parquet
     >>> folder = tempfile.mkdtemp()
     >>> for name, q, docs in (("a", 1, [7, 8]), ("b", 2, [7, 7])):   # b repeats document 7 for query 2
-    ...     pd.DataFrame({"query_id": q, "doc_id": docs, "relevance": 1}).to_parquet(os.path.join(folder, f"{name}.parquet"))
+    ...     pd.DataFrame({"query_id": q, "doc_id": docs, "relevance": 1}).to_parquet(f"{folder}/{name}.parquet")
     >>> qrels = read_columns_parquet(folder, "qrels")
     >>> qrels.row_text(3), os.path.basename(qrels.where(3)["file"])
     ('row 1', 'b.parquet')
@@ -180,19 +176,22 @@ def read_columns_parquet(path: str | os.PathLike, kind: str) -> Columns:
     ...
     tierank.errors.InputError: ...b.parquet: document 7 is listed twice for query 2 in the qrels (row 1)
     """
-    table, files, sizes = _read_tables(path, kind)
-    cols = to_columns(table.to_pandas(split_blocks=True, self_destruct=True), kind)
-    del table
+    frame, files, sizes = _read_frame(path, kind)
+    return _row_columns(frame, kind, 0, files, _file_starts(sizes))
+
+
+def _file_starts(sizes: Any) -> np.ndarray:
+    """The first dataset row of each file, from the rows of each."""
+    return np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))[:-1]
+
+
+def _row_columns(frame: pd.DataFrame, kind: str, first_row: int, files: list[str], starts: np.ndarray
+                 ) -> _RowColumns:
+    """The Columns of ``frame``, rows of the dataset ``files`` (first rows ``starts``) from ``first_row`` on."""
+    cols = to_columns(frame, kind)
     return _RowColumns(query=cols.query, doc=cols.doc, value=cols.value, source=kind,
-                       lines=np.arange(len(cols.value), dtype=np.int64), names=cols.names, files=tuple(files),
-                       starts=np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))[:-1])
-
-
-def _last_query_start(query: Any) -> int:
-    import pyarrow.compute as pc
-
-    other = np.flatnonzero(pc.not_equal(query, query[len(query) - 1]).to_numpy(zero_copy_only=False))
-    return int(other[-1]) + 1 if len(other) else 0
+                       lines=first_row + np.arange(len(cols.value), dtype=np.int64), names=cols.names,
+                       files=tuple(files), starts=starts)
 
 
 def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
@@ -211,6 +210,7 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
     """
     import pyarrow.parquet as pq
     from .._progress import ProgressBar
+    from .stream import _last_query_start
 
     files = parquet_files(path)
     names = _names(files, "run")
@@ -221,7 +221,7 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
         except (pa.ArrowInvalid, OSError) as err:
             raise InputError(f"not a Parquet file ({err})", file=f) from None
     sizes = np.array([r.metadata.num_rows for r in readers], dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(sizes)))[:-1]
+    starts = _file_starts(sizes)
     if not sizes.sum():
         raise InputError("no run row: the table is empty", file=files[0])
     block_rows = max(1, int(min(block_rows, sizes.sum())))
@@ -235,12 +235,8 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
             except (pa.ArrowInvalid, OSError) as err:
                 raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
 
-    def columns(table: pa.Table, row0: int) -> Columns:
-        frame = table.to_pandas(split_blocks=True)
-        cols = to_columns(frame, "run")
-        return _RowColumns(query=cols.query, doc=cols.doc, value=cols.value, source="run",
-                           lines=row0 + np.arange(len(frame), dtype=np.int64), names=cols.names,
-                           files=tuple(files), starts=starts)
+    def columns(table: pa.Table, row0: int) -> Columns:   # a slice: its buffers are shared, not destructed
+        return _row_columns(table.to_pandas(split_blocks=True), "run", row0, files, starts)
 
     try:
         pending: list[pa.RecordBatch] = []

@@ -315,11 +315,10 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
 # ---------------------------------------------------------------------------------------- the driver
 
 
-def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray, bool]:
-    """(codes, uniques, grouped): ids numbered in order of first appearance (uniques as a numpy array),
-    and whether each id's rows are together (then the codes do not decrease)."""
+def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
     queries = query_codes(ids, ids[:0])
-    return queries.run, queries.labels, queries.run_counts is not None
+    return queries.run, queries.labels
 
 
 class _Driver:
@@ -345,7 +344,7 @@ class _Driver:
     def add(self, run: Columns, pos: np.ndarray, check_grouped: bool) -> None:
         """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]``."""
         run, _ = check_same_id_kinds(run, self.qrels)
-        codes, uniques, _ = _codes(run.query)
+        codes, uniques = _codes(run.query)
         if check_grouped:
             labels = uniques.tolist()
             if not self.seen.isdisjoint(labels):
@@ -416,7 +415,7 @@ def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where
                 if template is None:
                     template = _take(cols, slice(0, 0))
                 n = len(cols.value)
-                codes, uniques, _ = _codes(cols.query)   # each query id coded once
+                codes, uniques = _codes(cols.query)   # each query id coded once
                 bucket = (pd.util.hash_array(uniques) % np.uint64(n_buckets)).astype(np.int64)[codes]
                 order = np.argsort(bucket, kind="stable")
                 bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
