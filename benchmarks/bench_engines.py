@@ -4,8 +4,8 @@ A run of Q queries x D documents (integer scores in [0, 50): heavy ties, as task
 (about 10% of the documents judged, grades 0-3) are written once as Parquet under benchmarks/_data/.
 Each row below runs in a fresh process; its time is the wall time of reading the Parquet files and
 computing nDCG@10, AP and P@10 (their means on the driver), after the engine has started; its memory is
-the peak resident set of the whole process tree (driver, JVM, Python and Dask workers), sampled every
-50 ms with psutil.
+the peak memory of the whole process tree (driver, JVM, Python and Dask workers, tierank's worker
+processes: the sum of their proportional set sizes), sampled every 50 ms with psutil.
 
     python benchmarks/bench_engines.py [--queries 2000] [--docs 1000] [--rows spark,dask,mllib,...]
                                        [--repeat 1] [--json out.json]
@@ -92,7 +92,9 @@ def data_paths(n_q: int, n_d: int) -> tuple[Path, Path]:
 
 
 class TreePeak:
-    """Peak RSS (MB) of this process and all its descendants, sampled in a thread."""
+    """Peak memory (MB) of this process and all its descendants, sampled in a thread: the sum of their
+    proportional set sizes (PSS, where the kernel gives it: a page shared by forked workers counts
+    once, split between them; else RSS)."""
 
     def __init__(self, interval: float = 0.05) -> None:
         import psutil
@@ -104,7 +106,8 @@ class TreePeak:
         total = 0
         for p in [self.proc, *self.proc.children(recursive=True)]:
             try:
-                total += p.memory_info().rss
+                info = p.memory_full_info()
+                total += getattr(info, "pss", info.rss)
             except Exception:   # a worker that just ended
                 pass
         return total / 2 ** 20

@@ -58,7 +58,7 @@ intersphinx_mapping: dict = {}
 nitpicky = True
 nitpick_ignore_regex = [
     (r"py:.*", r"(numpy|np|pandas|pd|pyarrow|pa|pyspark|dask|torch|torchmetrics|keras|keras_rs|matplotlib|scipy|click|math)(\..*)?"),
-    (r"py:mod", r"tierank\.io\.stream"),                             # cited by tierank.evaluate
+    (r"py:mod", r"tierank\.io\.(stream|workers)"),                   # cited by tierank.evaluate
     # names that docstrings cite but that are not part of the documented API
     (r"py:func", r"paired_test"),                                   # tierank.compare.paired_test
     (r"py:(mod|func)", r"tierank\.hashing\.codes(\..*)?"),             # an internal module of tierank.hashing

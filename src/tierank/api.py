@@ -14,6 +14,7 @@ from .data.ranked import RankedLists
 from .hashing.evaluate import evaluate_codes
 from .errors import InputError
 from .io.frames import to_columns
+from .io.workers import check_workers
 from .measures import Measure, parse_measures
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .results import Results
@@ -35,7 +36,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
              bounds: bool = False, missing: str = "skip", seed: int = 0, no_relevant: str = "zero",
              trec_eval_version: int = 10, judged_only: bool = False, max_docs: int | None = None,
              stream: bool | str | None = None, block_rows: int | None = None,
-             progress: bool | None = None) -> Results:
+             progress: bool | None = None, workers: int | None = None) -> Results:
     """Evaluate a run against relevance judgments, exactly when scores tie.
 
     Parameters
@@ -87,6 +88,10 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         Lines (Parquet: rows) per block when streaming; default 2**18 (about 100 MB of working memory).
     progress : bool, optional
         A progress bar on stderr while a file is streamed; default: when stderr is a terminal.
+    workers : int, optional
+        Processes evaluating a streamed Parquet run, each its own range of row groups (Linux; see
+        :mod:`tierank.io.workers`): by default one per core (at most 8) when the run has over 2**21 rows
+        per worker; 1: this process only. The results are the same bit for bit.
 
     Returns
     -------
@@ -117,6 +122,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     """
     check_mode(ties)
     seed = _check_seed(seed)
+    check_workers(workers)
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
     check_no_relevant(no_relevant)
     parsed = parse_measures(measures)
@@ -135,7 +141,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
                                  judged_only=judged_only, max_docs=max_docs,
                                  block_rows=block_rows if stream is not False else 2 ** 62,
                                  progress=progress if stream is not False else False,
-                                 grouped_only=stream == "grouped")
+                                 grouped_only=stream == "grouped", workers=workers if stream is not False else 1)
     lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32, judged_only=judged_only,
                           max_docs=max_docs, ties=ties, bounds=bounds, seed=seed)
     plain = {text: m for text, m in parsed.items() if not m.judged_only}

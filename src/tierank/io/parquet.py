@@ -17,9 +17,10 @@ as ``df.iloc``).
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -194,10 +195,15 @@ def _row_columns(frame: pd.DataFrame, kind: str, first_row: int, files: list[str
                        files=tuple(files), starts=starts)
 
 
-def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
+def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None, rows: tuple[int, int] | None = None
                    ) -> Iterator[tuple[Columns, int, bool]]:
     """The rows of a Parquet run in blocks of whole queries: ``(columns, first_row, last)`` as
     :func:`tierank.io.stream.trec_blocks` yields them.
+
+    ``rows``: ``(start, stop)``, ``start`` the first row of a row group: only the queries whose first
+    row is in ``[start, stop)`` (the rows a worker process evaluates, :mod:`tierank.io.workers`): the
+    leading rows of a query that started before ``start`` are left out, and the last query is read to
+    its end past ``stop``.
 
     Examples
     --------
@@ -208,40 +214,27 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
     >>> [(len(c.value), first, last) for c, first, last in parquet_blocks(path, block_rows=2)]
     [(3, 0, False), (1, 3, True)]
     """
-    import pyarrow.parquet as pq
     from .._progress import ProgressBar
     from .stream import _last_query_start
 
-    files = parquet_files(path)
-    names = _names(files, "run")
-    readers = []
-    for f in files:
-        try:
-            readers.append(pq.ParquetFile(f))
-        except (pa.ArrowInvalid, OSError) as err:
-            raise InputError(f"not a Parquet file ({err})", file=f) from None
-    sizes = np.array([r.metadata.num_rows for r in readers], dtype=np.int64)
-    starts = _file_starts(sizes)
-    if not sizes.sum():
+    dataset = _Dataset.open(path)
+    files, names, starts = dataset.files, dataset.names, dataset.starts
+    total = int(dataset.sizes.sum())
+    if not total:
         raise InputError("no run row: the table is empty", file=files[0])
-    block_rows = max(1, int(min(block_rows, sizes.sum())))
-    bar = ProgressBar(progress, int(sizes.sum()), os.path.basename(os.fspath(path)), "rows")
-
-    def batches() -> Iterator[pa.RecordBatch]:
-        for f, reader in zip(files, readers):
-            try:
-                for batch in reader.iter_batches(batch_size=min(block_rows, _BATCH_ROWS), columns=list(names)):
-                    yield batch
-            except (pa.ArrowInvalid, OSError) as err:
-                raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
+    block_rows = max(1, int(min(block_rows, total)))
+    bar = ProgressBar(progress, total, os.path.basename(os.fspath(path)), "rows")
+    start, stop = (0, total) if rows is None else rows
+    batches = dataset.batches(start, min(block_rows, _BATCH_ROWS))
+    segment = None if rows is None else _Segment(batches, names[0], dataset.query_before(start), stop - start)
 
     def columns(table: pa.Table, row0: int) -> Columns:   # a slice: its buffers are shared, not destructed
         return _row_columns(table.to_pandas(split_blocks=True), "run", row0, files, starts)
 
     try:
         pending: list[pa.RecordBatch] = []
-        n_pending, row0, want = 0, 0, block_rows
-        source = batches()
+        n_pending, row0, want = 0, -1, block_rows
+        source = batches if segment is None else iter(segment)
         done = False
         while True:
             while n_pending < want and not done:
@@ -250,6 +243,8 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
                     done = True
                     break
                 bar.update(batch.num_rows)
+                if row0 < 0:   # the first row kept
+                    row0 = start + (segment.skipped if segment is not None else 0)
                 pending.append(batch)
                 n_pending += batch.num_rows
             table = pa.Table.from_batches(pending) if pending else None
@@ -271,6 +266,114 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None
         bar.close()
 
 
+@dataclass
+class _Dataset:
+    """The files of a Parquet run, their column names, rows and row groups."""
+
+    files: list[str]
+    names: tuple[str, str, str]
+    readers: list[Any]
+    sizes: np.ndarray      # rows of each file
+    starts: np.ndarray     # first dataset row of each file
+    groups: np.ndarray     # (file, row group, first dataset row, rows) of each row group, in dataset order
+
+    @classmethod
+    def open(cls, path: Any) -> "_Dataset":
+        import pyarrow.parquet as pq
+
+        files = parquet_files(path)
+        names = _names(files, "run")
+        readers = []
+        for f in files:
+            try:
+                readers.append(pq.ParquetFile(f))
+            except (pa.ArrowInvalid, OSError) as err:
+                raise InputError(f"not a Parquet file ({err})", file=f) from None
+        sizes = np.array([r.metadata.num_rows for r in readers], dtype=np.int64)
+        starts = _file_starts(sizes)
+        groups = [(f, g, 0, r.metadata.row_group(g).num_rows) for f, r in enumerate(readers)
+                  for g in range(r.metadata.num_row_groups)]
+        table = np.array(groups, dtype=np.int64).reshape(-1, 4)
+        table[:, 2] = _file_starts(table[:, 3])
+        return cls(files, names, readers, sizes, starts, table)
+
+    def batches(self, start: int, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """The rows from ``start`` (the first row of a row group) to the end, in batches."""
+        later = np.flatnonzero(self.groups[:, 2] >= start)
+        if start and (not len(later) or int(self.groups[later[0], 2]) != start):
+            raise ValueError(f"row {start} does not start a row group")   # pragma: no cover - a caller's bug
+        f0, g0 = (int(self.groups[later[0], 0]), int(self.groups[later[0], 1])) if len(later) else (len(self.files), 0)
+        for f in range(f0, len(self.files)):
+            reader = self.readers[f]
+            groups = list(range(g0 if f == f0 else 0, reader.num_row_groups))
+            try:
+                yield from reader.iter_batches(batch_size=batch_rows, row_groups=groups, columns=list(self.names))
+            except (pa.ArrowInvalid, OSError) as err:
+                raise InputError(f"cannot read the columns {', '.join(self.names)} ({err})",
+                                 file=self.files[f]) from None
+
+    def query_before(self, start: int) -> Any:
+        """The query id of the row before ``start`` (a pyarrow scalar), or None at the first row."""
+        if not start:
+            return None
+        i = int(np.flatnonzero((self.groups[:, 2] < start) & (self.groups[:, 3] > 0))[-1])   # the group ending there
+        f, g = int(self.groups[i, 0]), int(self.groups[i, 1])
+        try:
+            column = self.readers[f].read_row_group(g, columns=[self.names[0]]).column(0)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise InputError(f"cannot read the column {self.names[0]} ({err})", file=self.files[f]) from None
+        return column[len(column) - 1]
+
+    def segments(self, n: int) -> list[tuple[int, int]]:
+        """At most ``n`` ranges of rows ``(start, stop)`` of about as many rows each, cut where row
+        groups start."""
+        total = int(self.sizes.sum())
+        firsts = self.groups[self.groups[:, 3] > 0, 2]   # first rows of the row groups with rows
+        if not len(firsts):
+            return [(0, 0)]
+        cuts = np.unique(firsts[np.minimum(np.searchsorted(firsts, np.arange(n) * total // n), len(firsts) - 1)])
+        bounds = np.append(cuts, total)
+        return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+class _Segment:
+    """The batches of the queries that start in the next ``length`` rows of ``batches``: the leading
+    rows of the query ``before`` (a pyarrow scalar, or None) are left out (``skipped`` counts them),
+    and the rows after ``length`` are kept up to the first row of another query."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], query: str, before: Any, length: int) -> None:
+        self.batches, self.query, self.before, self.length = batches, query, before, length
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        import pyarrow.compute as pc
+
+        read, previous = 0, self.before   # rows read; the query id of the row before the batch
+        skipping = self.before is not None
+        for batch in self.batches:
+            q, n = batch.column(self.query), batch.num_rows
+            if not n:
+                continue
+            # where the query changes (a null id counts as a change: its row is kept, and refused later)
+            changes = pc.not_equal(q.slice(1), q.slice(0, n - 1))
+            first = pc.not_equal(q.slice(0, 1), previous) if previous is not None else pa.array([True])
+            new = pc.fill_null(pa.concat_arrays([first, changes]), True).to_numpy(zero_copy_only=False)
+            lo = 0
+            if skipping:
+                kept = np.flatnonzero(new)
+                lo = int(kept[0]) if len(kept) else n
+                self.skipped += lo
+                skipping = lo == n
+            later = np.flatnonzero(new[max(lo, self.length - read):])   # queries starting after the range
+            hi = n if not len(later) else int(later[0]) + max(lo, self.length - read)
+            if hi > lo:
+                yield batch.slice(lo, hi - lo)
+            if hi < n:
+                return
+            read += n
+            previous = q[n - 1]
+
+
 def parquet_source(path: Any, block_rows: int, progress: bool | None) -> Any:
     """What :func:`tierank.io.stream.evaluate_file` needs to stream a Parquet run."""
     import pyarrow.parquet as pq
@@ -285,5 +388,14 @@ def parquet_source(path: Any, block_rows: int, progress: bool | None) -> Any:
             "t = pq.read_table(path); pq.write_table(t.take(pc.sort_indices(t, [(query_column, 'ascending')])), "
             "'sorted.parquet') (sort_indices is stable; only ties='random' depends on where the rows stand), or "
             "evaluate it with stream=None (the default), which reads it a second time through temporary files")
-    return _Source(lambda: parquet_blocks(path, block_rows, progress), n_buckets, os.fspath(path), hint)
+
+    def parts(workers: int | None) -> tuple[int, list[Callable[[], Iterator[tuple[Columns, int, bool]]]]]:
+        from .workers import worker_count
+
+        dataset = _Dataset.open(path)
+        rows = int(dataset.sizes.sum())
+        n = worker_count(workers, rows)
+        ranges = dataset.segments(n) if n > 1 and rows else []
+        return rows, [functools.partial(parquet_blocks, path, block_rows, False, r) for r in ranges]
+    return _Source(lambda: parquet_blocks(path, block_rows, progress), n_buckets, os.fspath(path), hint, parts)
 

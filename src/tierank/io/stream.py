@@ -62,6 +62,7 @@ from ..data.ranked import concat_ranges
 from ..errors import InputError
 from ..results import Results
 from . import trec
+from .workers import check_workers
 
 __all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
 
@@ -527,6 +528,8 @@ class _Source:
     n_buckets: Callable[[], int]
     name: str
     sort_hint: str
+    # workers -> (rows, one callable giving the blocks of each worker): a run split between processes
+    parts: Callable[[int | None], tuple[int, list[Callable[[], Iterator[tuple[Columns, int, bool]]]]]] | None = None
 
 
 def _trec_source(path: Any, block_rows: int, progress: bool | None, spool: _StdinSpool | None = None) -> _Source:
@@ -556,7 +559,8 @@ def _trec_source(path: Any, block_rows: int, progress: bool | None, spool: _Stdi
 def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected", bounds: bool = False,
                   missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
                   judged_only: bool = False, max_docs: int | None = None, block_rows: int | None = None,
-                  progress: bool | None = None, grouped_only: bool = False, evaluate_block: Any = None) -> Results:
+                  progress: bool | None = None, grouped_only: bool = False, evaluate_block: Any = None,
+                  workers: int | None = None) -> Results:
     """:func:`tierank.evaluate` on a run file (TREC text, gzip, or Parquet) read in blocks of whole queries.
 
     This is what :func:`tierank.evaluate` calls for a run given as a path (``stream=None`` or
@@ -582,6 +586,10 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
         ``(qrels, run, positions, options) -> QueryValues`` (:class:`tierank._engines.QueryValues`) for
         each block of whole queries (default: the evaluation of :func:`tierank.evaluate`); the tie report
         passes its own.
+    workers : int, optional
+        Processes evaluating a Parquet run, each its own range of row groups (:mod:`tierank.io.workers`):
+        by default one per core (at most 8) when the run has over 2**21 rows per worker; 1: this
+        process only. Text runs are read by this process. The results do not depend on it.
 
     Returns
     -------
@@ -607,6 +615,7 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     block_rows = DEFAULT_BLOCK_ROWS if block_rows is None else int(block_rows)
     if block_rows < 1:
         raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
+    check_workers(workers)
     spool = None
     if is_parquet(run):
         from .parquet import parquet_source
@@ -616,18 +625,20 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
             spool = _StdinSpool(run, tee=not grouped_only)
         source = _trec_source(run, block_rows, progress, spool)
     try:
-        return _evaluate_source(qrels, source, opts, grouped_only, evaluate_block)
+        return _evaluate_source(qrels, source, opts, grouped_only, evaluate_block, workers, progress)
     finally:
         if spool is not None:
             spool.close()
 
 
 def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only: bool,
-                     evaluate_block: Any) -> Results:
+                     evaluate_block: Any, workers: int | None = 1, progress: bool | None = None) -> Results:
     from ..io.frames import to_columns
 
     q = normalized(to_columns(qrels, "qrels"), "grade")   # a path: TREC text or Parquet, read once
     driver = _Driver(q, opts, evaluate_block)
+    if source.parts is not None and workers != 1 and _in_workers(driver, q, source, workers, progress):
+        return driver.results()
     q_checked = False
     try:
         for cols, row0, last in _read_ahead(source.blocks()):
@@ -646,3 +657,33 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
         for cols, pos in _bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir()):
             driver.add(cols, pos, check_grouped=False)
     return driver.results()
+
+
+def _in_workers(driver: _Driver, qrels: Columns, source: _Source, workers: int | None, progress: bool | None) -> bool:
+    """Whether the run was evaluated by worker processes (:mod:`tierank.io.workers`) into ``driver``;
+    False (``driver`` untouched) when this process must evaluate it, which then raises or warns as
+    always (a worker raised or warned, a query is met by two workers, a judged query never met has a
+    repeated pair)."""
+    from .workers import evaluate_in_workers
+
+    assert source.parts is not None
+    rows, parts = source.parts(workers)
+    if len(parts) < 2:
+        return False
+    outs = evaluate_in_workers(driver, parts, progress, rows, source.name)
+    if outs is None:
+        return False
+    labels = [uniques for done, _, _ in outs for uniques, _, _ in done]
+    if labels and not pd.Index(np.concatenate(labels)).is_unique:   # a query met by two workers: not grouped
+        return False
+    used = np.logical_or.reduce([out[1] for out in outs])
+    try:   # the judged queries no worker met (the others' qrels were checked by their blocks' join)
+        check_no_repeated_pairs(_take(qrels, driver._qrels_rows(np.flatnonzero(~used))), "qrels")
+    except InputError:
+        return False
+    for done, _, empty_run in outs:
+        driver.done.extend(done)
+        if driver.empty_run is None:
+            driver.empty_run = empty_run
+    driver.used |= used
+    return True

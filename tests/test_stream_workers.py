@@ -1,0 +1,230 @@
+"""A streamed Parquet run evaluated by worker processes (tierank.io.workers): the results equal the
+in-memory evaluation bit for bit, and anything unusual (errors, warnings, a run not grouped by query, a
+worker that dies) gives what one process gives."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tierank
+import tierank.io.stream as stream
+import tierank.io.workers as workers_module
+from tierank.io.parquet import _Dataset, parquet_blocks
+
+MEASURES = ["nDCG@10", "AP", "P@5", "RR", "NumRet", "Rprec"]
+TIES = ["expected", "optimistic", "pessimistic", "input", "trec_eval", "random"]
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker processes need fork (Linux)")
+
+
+def _evaluate(qrels, run, measures=MEASURES, **kw):
+    """Results and the messages of the warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = tierank.evaluate(qrels, run, measures, **kw)
+    return res, sorted(str(w.message) for w in caught)
+
+
+def _same(a: tierank.Results, b: tierank.Results) -> None:
+    """Equal bit for bit: per-query values, bounds, means."""
+    assert a == b
+    for x, y in ((a.mean, b.mean), (a.mean_lower, b.mean_lower), (a.mean_upper, b.mean_upper)):
+        if x is None:
+            assert y is None
+            continue
+        assert [np.float64(v).tobytes() for v in x.values()] == [np.float64(v).tobytes() for v in y.values()]
+
+
+class _Paths:
+    """Records whether each evaluation was done by worker processes."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.taken: list[bool] = []
+        original = stream._in_workers
+
+        def spy(*args, **kw):
+            took = original(*args, **kw)
+            self.taken.append(took)
+            return took
+        monkeypatch.setattr(stream, "_in_workers", spy)
+
+
+def _tables(rng, n_q, int_ids, long_queries):
+    """A run grouped by query (some queries far longer than a row group) and its qrels."""
+    sizes = rng.integers(1, 60 if long_queries else 12, n_q)
+    qnum = np.repeat(rng.permutation(n_q * 3)[:n_q], sizes)   # query ids not in order
+    dnum = np.concatenate([rng.permutation(80)[:k] for k in sizes])
+    run = pd.DataFrame({"qid": qnum if int_ids else [f"q{q}" for q in qnum],
+                        "docno": dnum if int_ids else [f"d{d}" for d in dnum],
+                        "sim": rng.integers(0, 4, len(qnum)).astype(np.float64)})
+    judged = rng.random(len(run)) < 0.4
+    qrels = pd.DataFrame({"query_id": run["qid"][judged], "doc_id": run["docno"][judged],
+                          "relevance": rng.integers(-1, 3, int(judged.sum()))})
+    extra = pd.DataFrame({"query_id": ["z1", "z2"] if not int_ids else [10 ** 6, 10 ** 6 + 1],
+                          "doc_id": ["d1", "d1"] if not int_ids else [1, 1], "relevance": [1, 0]})
+    return run, pd.concat([qrels, extra], ignore_index=True)   # two judged queries the run never meets
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10 ** 6), n_q=st.integers(2, 40), group_rows=st.integers(1, 30),
+       n_workers=st.integers(2, 4), block_rows=st.integers(1, 50), int_ids=st.booleans(),
+       long_queries=st.booleans(), ties=st.sampled_from(TIES), missing=st.sampled_from(["skip", "zero"]),
+       files=st.integers(1, 3))
+def test_workers_equal_in_memory(tmp_path_factory, monkeypatch, seed, n_q, group_rows, n_workers, block_rows,
+                                 int_ids, long_queries, ties, missing, files):
+    rng = np.random.default_rng(seed)
+    run, qrels = _tables(rng, n_q, int_ids, long_queries)
+    folder = tmp_path_factory.mktemp("run")
+    cuts = np.sort(rng.integers(0, len(run) + 1, files - 1))   # a query may span two files
+    for i, (a, b) in enumerate(zip(np.r_[0, cuts], np.r_[cuts, len(run)])):
+        run.iloc[a:b].to_parquet(folder / f"part{i}.parquet", row_group_size=group_rows)
+    bounds = ties not in ("input", "trec_eval", "random")
+    expected, warned = _evaluate(qrels, run, ties=ties, bounds=bounds, missing=missing)
+    paths = _Paths(monkeypatch)
+    got, got_warned = _evaluate(qrels, str(folder), ties=ties, bounds=bounds, missing=missing,
+                                block_rows=block_rows, workers=n_workers)
+    _same(got, expected)
+    assert got_warned == warned
+    groups = _Dataset.open(folder).groups
+    assert paths.taken == [int((groups[:, 3] > 0).sum()) > 1]   # split whenever there are two row groups
+
+
+def test_segments_cover_the_rows_at_row_group_starts(tmp_path):
+    run, _ = _tables(np.random.default_rng(3), 30, True, True)
+    run.to_parquet(tmp_path / "run.parquet", row_group_size=17)
+    dataset = _Dataset.open(tmp_path / "run.parquet")
+    starts = set(dataset.groups[:, 2].tolist())
+    for n in (1, 2, 3, 7, 1000):
+        segments = dataset.segments(n)
+        assert 1 <= len(segments) <= n
+        assert segments[0][0] == 0 and segments[-1][1] == len(run)
+        assert all(a < b for a, b in segments) and all(s[1] == t[0] for s, t in zip(segments, segments[1:]))
+        assert {a for a, _ in segments} <= starts
+        # each query is read by exactly one segment, whole, in file order
+        rows = [c.lines for part in segments for c, _, _ in parquet_blocks(tmp_path / "run.parquet", 9, False, part)]
+        assert np.array_equal(np.concatenate(rows), np.arange(len(run)))
+
+
+def test_ungrouped_run_takes_the_second_pass(tmp_path, monkeypatch):
+    run, qrels = _tables(np.random.default_rng(5), 20, True, False)
+    run = pd.concat([run, run.iloc[:1].assign(docno=999)], ignore_index=True)   # the first query comes back
+    run.to_parquet(tmp_path / "run.parquet", row_group_size=10)
+    paths = _Paths(monkeypatch)
+    expected, _ = _evaluate(qrels, run, ties="random")
+    got, _ = _evaluate(qrels, str(tmp_path / "run.parquet"), ties="random", block_rows=7, workers=2)
+    _same(got, expected)
+    assert paths.taken == [False]
+    messages = []
+    for n in (1, 3):
+        with pytest.raises(tierank.InputError) as err:
+            tierank.evaluate(qrels, str(tmp_path / "run.parquet"), ["AP"], block_rows=7, workers=n, stream="grouped")
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "not grouped by query" in messages[0]
+
+
+def _problem(run, qrels, problem):
+    run, qrels = run.copy(), qrels.copy()
+    last = len(run) - 1
+    if problem == "run repeat":   # in the last worker's rows
+        run.loc[last, "docno"] = run.loc[last - 1, "docno"] if run.loc[last, "qid"] == run.loc[last - 1, "qid"] else 0
+        run = pd.concat([run, run.iloc[[last]]], ignore_index=True)
+    elif problem == "null doc":
+        run["docno"] = run["docno"].astype("Int64")
+        run.loc[last // 2, "docno"] = pd.NA
+    elif problem == "nan score":
+        run.loc[last, "sim"] = np.nan
+    elif problem == "qrels repeat, query met":
+        qrels = pd.concat([qrels, qrels.iloc[[0]]], ignore_index=True)
+    elif problem == "qrels repeat, query never met":
+        qrels = pd.concat([qrels, qrels.iloc[[-1]]], ignore_index=True)
+    elif problem == "string ids in the qrels":
+        qrels["query_id"] = qrels["query_id"].astype(str)
+    return run, qrels
+
+
+@pytest.mark.parametrize("problem", ["run repeat", "null doc", "nan score", "qrels repeat, query met",
+                                     "qrels repeat, query never met", "string ids in the qrels"])
+def test_errors_are_those_of_one_process(tmp_path, monkeypatch, problem):
+    run, qrels = _problem(*_tables(np.random.default_rng(9), 30, True, False), problem)
+    run.to_parquet(tmp_path / "run.parquet", row_group_size=13)
+    paths = _Paths(monkeypatch)
+    messages = []
+    for n in (1, 2, 3):
+        with pytest.raises(tierank.InputError) as err:
+            tierank.evaluate(qrels, str(tmp_path / "run.parquet"), ["AP"], block_rows=8, workers=n)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] == messages[2]
+    assert "run.parquet" in messages[0] or "qrels" in messages[0]
+    assert paths.taken in ([False, False], [])   # workers=1 never tries; the others gave the run back
+
+
+@pytest.mark.parametrize("how", ["dies", "raises", "warns"])
+def test_a_worker_that_fails_gives_the_run_back(tmp_path, monkeypatch, how):
+    run, qrels = _tables(np.random.default_rng(11), 25, False, True)
+    run.to_parquet(tmp_path / "run.parquet", row_group_size=20)
+    parent = os.getpid()
+    add = stream._Driver.add
+
+    def add_in_worker(self, *args, **kw):   # fails in the workers only
+        if os.getpid() != parent:
+            if how == "dies":
+                os._exit(3)
+            if how == "raises":
+                raise MemoryError
+            warnings.warn("something odd in a worker", UserWarning)
+        return add(self, *args, **kw)
+    monkeypatch.setattr(stream._Driver, "add", add_in_worker)
+    paths = _Paths(monkeypatch)
+    expected, warned = _evaluate(qrels, run)
+    got, got_warned = _evaluate(qrels, str(tmp_path / "run.parquet"), block_rows=10, workers=2)
+    _same(got, expected)
+    assert got_warned == warned   # the worker's warning does not reach the caller: the run was evaluated again
+    assert paths.taken == [False]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_bad_workers(tmp_path, bad):
+    run, qrels = _tables(np.random.default_rng(1), 5, True, False)
+    run.to_parquet(tmp_path / "run.parquet")
+    for where in (str(tmp_path / "run.parquet"), run):
+        with pytest.raises(tierank.InputError, match=r"workers must be a positive integer or None, got "):
+            tierank.evaluate(qrels, where, ["AP"], workers=bad)
+
+
+def test_worker_count(monkeypatch):
+    big = workers_module.MIN_ROWS_PER_WORKER
+    cores = workers_module._cores()
+    assert workers_module.worker_count(None, big - 1) == 1   # small runs: one process
+    assert workers_module.worker_count(None, 100 * big) == min(cores, workers_module.MAX_DEFAULT_WORKERS)
+    assert workers_module.worker_count(None, 2 * big) == min(cores, 2)
+    assert workers_module.worker_count(3, 10) == 3   # asked for: even for a small run
+    monkeypatch.setattr(workers_module, "can_fork", lambda: False)
+    assert workers_module.worker_count(4, 100 * big) == 1
+
+
+def test_progress_bar_counts_the_rows_of_every_worker(tmp_path, capsys, monkeypatch):
+    import tierank._progress
+
+    monkeypatch.setattr(tierank._progress, "DELAY", 0)
+    counted = []
+
+    class Counting(tierank._progress.ProgressBar):
+        def update(self, n):
+            counted.append(n)
+            super().update(n)
+    monkeypatch.setattr(workers_module, "ProgressBar", Counting)
+    run, qrels = _tables(np.random.default_rng(2), 30, True, False)
+    run.to_parquet(tmp_path / "run.parquet", row_group_size=10)
+    paths = _Paths(monkeypatch)
+    _evaluate(qrels, str(tmp_path / "run.parquet"), ["AP"], block_rows=5, progress=True, workers=2)
+    assert paths.taken == [True]
+    assert sum(counted) == len(run)
+    assert f"run.parquet:   0%|          | 0.00/{len(run)}" in capsys.readouterr().err
