@@ -16,6 +16,9 @@ How it works
 4. At the end the judged queries never met in the run are scored as empty runs (``missing="zero"``) or
    counted for the warning, and the :class:`~tierank.Results` are built; the means come from exactly
    rounded sums (:mod:`tierank.exact_sum`), so they have the same bits whatever the blocks.
+5. A Parquet run is split between worker processes (``workers``, on Linux), each evaluating the queries
+   that start in its range of row groups (:mod:`tierank.io.workers`); their values are put together in
+   row order, so the results are the same bit for bit.
 
 Runs not grouped by query
 -------------------------

@@ -1,8 +1,8 @@
 """A streamed Parquet run evaluated by worker processes, each on its own range of row groups.
 
 One Python thread evaluates about 40 ns of numpy work per run row, holding the GIL often enough that
-threads do not scale; processes do. After the qrels are read, checked and indexed (once, in the
-caller's process), :func:`evaluate_in_workers` forks ``workers`` processes, which share those arrays
+threads do not scale; processes do. After the qrels are read and indexed (once, in the caller's
+process), :func:`evaluate_in_workers` forks ``workers`` processes, which share those arrays
 (copy-on-write, never written). Worker ``i`` reads the row groups of its range of rows and evaluates
 the queries that *start* in that range, block by block as :mod:`tierank.io.stream` does (each row at
 its row number in the whole dataset, so every tie mode orders ties as in memory): it leaves out the
@@ -12,7 +12,8 @@ only; the caller puts them together in row order, so the results are those of on
 
 Anything unusual gives the whole run back to the one-process path, which then says or does what it
 always does: a worker that raises (an InputError included) or warns, a query met by two workers (a run
-not grouped by query: the second pass), a worker that dies. So errors, warnings and their order are
+not grouped by query: the second pass), a worker that dies, a repeated judgment of a query no worker met
+(the judgments of the others are checked by their blocks' join). So errors, warnings and their order are
 those of ``workers=1``; only a run that would raise costs two reads.
 
 Workers need ``fork`` (Linux): elsewhere, and in a process that may not have children (a daemonic
@@ -58,7 +59,17 @@ def can_fork() -> bool:
 
 
 def check_workers(workers: Any) -> None:
-    """An InputError unless ``workers`` is None or a positive integer."""
+    """An InputError unless ``workers`` is None or a positive integer.
+
+    Examples
+    --------
+    >>> from tierank.io.workers import check_workers
+    >>> check_workers(2)
+    >>> check_workers(0)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.InputError: workers must be a positive integer or None, got 0
+    """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
                                 or workers < 1):
         raise InputError(f"workers must be a positive integer or None, got {workers!r}")
@@ -67,7 +78,16 @@ def check_workers(workers: Any) -> None:
 def worker_count(workers: int | None, rows: int) -> int:
     """The processes to evaluate ``rows`` run rows with: ``workers``, or by default one per core (at
     most :data:`MAX_DEFAULT_WORKERS`) with at least :data:`MIN_ROWS_PER_WORKER` rows each; 1 where
-    processes cannot be forked."""
+    processes cannot be forked.
+
+    Examples
+    --------
+    >>> from tierank.io.workers import worker_count
+    >>> worker_count(None, 1000)   # a small run: this process
+    1
+    >>> worker_count(3, 1000) in (1, 3)   # 1 where processes cannot be forked
+    True
+    """
     check_workers(workers)
     if not can_fork():
         return 1
@@ -91,7 +111,10 @@ def _work(driver: Any, blocks: Callable[[], Iterator[tuple[Columns, int, bool]]]
             out = (driver.done, driver.used, driver.empty_run)
     except BaseException:   # noqa: BLE001 - the caller evaluates the run again in its own process
         out = None
-    send.send(out)
+    try:
+        send.send(out)
+    except Exception:   # noqa: BLE001 - values that cannot be pickled: the same
+        send.send(None)
     send.close()
 
 
