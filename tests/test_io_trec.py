@@ -397,14 +397,15 @@ def test_arrow_ids_option_reads_the_same(tmp_path, monkeypatch):
             assert as_lists(cols)[:3] == plain[:3]
 
 
-_RUN_FIELDS = [["q1", "q2"], ["Q0"], ["d1", "d2", "d3"], ["1", "2"], ["0.5", "3", "1e2"], ["tag", "é"]]
-_QRELS_FIELDS = [["q1", "q2"], ["0"], ["d1", "d2", "d3"], ["0", "1", "2"]]
+_RUN_FIELDS = [["q1", "q2", "#c"], ["Q0"], ["d1", "d2", "d3"], ["1", "2"], ["0.5", "3", "1e2"], ["tag", "é"]]
+_QRELS_FIELDS = [["q1", "q2", "#c"], ["0"], ["d1", "d2", "d3"], ["0", "1", "2"]]
 
 
 @st.composite
 def _lines_with_empty_fields(draw, kind):
-    """Lines of the right number of fields, some of them empty (the separator then shows twice in a
-    row, or at a line's start or end), some with a field too many or too few."""
+    """Lines of the right number of fields (the first may start a comment), some of them empty (the
+    separator then shows twice in a row, or at a line's start or end), some with a field too many or
+    too few."""
     choices = _RUN_FIELDS if kind == "run" else _QRELS_FIELDS
     lines = []
     for _ in range(draw(st.integers(1, 5))):

@@ -412,7 +412,7 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     names = [str(i) for i in range(n_cols)]
     # fields that are not read (Q0, rank, tag, iter) as bytes: the text was checked before (UTF-8)
     types = {n: pa.binary() for n in names}
-    types[str(layout.qid)] = pa.dictionary(pa.int32(), pa.string())
+    types[str(layout.qid)] = pa.string()   # not a dictionary: building one and casting it back costs more
     types[str(layout.docid)] = pa.string()
     types[str(layout.value)] = pa.float64()
     try:
@@ -429,14 +429,11 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
         col = table.column(name)
         if name == str(layout.value):
             continue
-        if name != str(layout.qid):   # an empty field: two separators in a row, or one at a line's end
-            if any(len(c) and pc.min(pc.binary_length(c)).as_py() == 0 for c in col.chunks):
-                return None
-            continue
-        for chunk in col.chunks:
-            values = chunk.dictionary.to_pylist()
-            if "" in values or any(v.startswith("#") for v in values):   # a comment line
-                return None
+        # an empty field: two separators in a row, or one at a line's start or end
+        if any(len(c) and pc.min(pc.binary_length(c)).as_py() == 0 for c in col.chunks):
+            return None
+        if name == str(layout.qid) and any(pc.any(pc.starts_with(c, "#")).as_py() for c in col.chunks):
+            return None   # a comment line
     scores = table.column(str(layout.value)).to_numpy()
     if np.isnan(scores).any() or (layout.finite and np.isinf(scores).any()):
         return None
@@ -450,7 +447,7 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
         col = table.column(str(k))
         if len(rows) != n_rows:
             col = col.take(pa.array(rows))
-        return _arrow_ids(col)
+        return _arrow_ids(col, shared=k == layout.qid)
 
     def numbers(k: int, rows: np.ndarray) -> np.ndarray:
         return np.asarray(scores, dtype=np.float64)[rows]
