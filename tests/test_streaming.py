@@ -482,6 +482,41 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_with_the_caller():
     assert len(closed) == 3 and not any(t.name == "tierank-read-ahead" for t in threading.enumerate())
 
 
+def test_read_ahead_reads_at_most_depth_blocks_ahead():
+    import time
+
+    from tierank.io.stream import _read_ahead
+
+    made = []
+
+    def blocks():
+        for i in range(40):
+            made.append(i)
+            yield i
+
+    def settled():   # the reader has stopped making blocks
+        n = -1
+        while n != len(made):
+            n = len(made)
+            time.sleep(0.2)
+        return n
+    reader = _read_ahead(blocks(), depth=5)   # started at once: reads while the caller does other work
+    assert settled() == 6                     # five in the queue, one waiting to go in
+    reader.keep(1)
+    assert [next(reader) for _ in range(6)] == list(range(6))
+    assert settled() == 8                     # from now on one block ahead
+    assert list(reader) == list(range(6, 40))
+    reader.close()
+
+
+def test_run_errors_wait_for_the_qrels_errors(tmp_path):
+    # the run is read while the qrels are, but a bad qrels line is still reported first
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 high\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 oops t\n")
+    with pytest.raises(InputError, match=r"qrels.txt:2: the grade 'high' is not a number"):
+        tierank.evaluate(str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), ["AP"])
+
+
 @pytest.mark.parametrize("rows", [[2, 3, 4], [0, 2, 2, 1, 4], [4, 3, 2], [1, 3], [5], []])
 def test_take_reads_the_rows_asked_for(rows):
     from tierank.data.columns import Columns

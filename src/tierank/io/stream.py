@@ -4,9 +4,11 @@ evaluated in blocks of whole queries, with the results of the in-memory evaluati
 How it works
 ------------
 1. The qrels are read once, in memory (they are small next to a run), checked and indexed by query.
-2. The run is read block by block: about ``block_rows`` lines at a time, cut at a line end. The rows of
-   the last query of a block are held back and read again at the start of the next block, so every
-   block holds whole queries (a query longer than a block makes the block grow until it ends).
+2. The run is read block by block, on a thread that starts while the qrels are read (up to 8 blocks
+   ahead until then, one block ahead of the evaluation afterwards): about ``block_rows`` lines at a
+   time, cut at a line end. The rows of the last query of a block are held back and read again at the
+   start of the next block, so every block holds whole queries (a query longer than a block makes the
+   block grow until it ends).
    Each block is parsed with the rules and messages of :func:`tierank.io.trec.read_run` (pyarrow's CSV
    reader, the same checks; errors name the file and the line of the whole file).
 3. Each block is evaluated as :mod:`tierank.spark` and :mod:`tierank.dask` evaluate a partition
@@ -74,6 +76,7 @@ __all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
 DEFAULT_BLOCK_ROWS = 1 << 18
 _READ_BYTES = 1 << 22          # bytes read from the file at a time
 _MAX_BUCKETS = 256             # temporary files of the second pass, at most
+_EARLY_BLOCKS = 8              # blocks read ahead while the qrels are read
 
 
 class _NotGrouped(Exception):
@@ -476,51 +479,70 @@ def is_parquet(path: Any) -> bool:
         return False
 
 
-def _read_ahead(blocks: Iterator[Any]) -> Iterator[Any]:
-    """``blocks``, the next one read on a thread while the caller evaluates the current one (reading and
-    pyarrow's parsing release the GIL): one block ahead, so memory grows by one block; the reader's
-    errors are raised where the block would have come, and the reader stops when the caller does."""
-    ready: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-    end = object()
+class _read_ahead:   # noqa: N801 - used as a function returning an iterator
+    """``blocks``, read on a thread started at once while the caller does something else (reading the
+    qrels, evaluating the current block: reading and pyarrow's parsing release the GIL), at most
+    ``depth`` blocks ahead (memory grows by that many blocks; :meth:`keep` changes it). The reader's
+    errors are raised where its block would have come, and the reader stops when the caller closes
+    the iterator or comes to its end."""
 
-    def read() -> None:
+    _END = object()
+
+    def __init__(self, blocks: Iterator[Any], depth: int = 1) -> None:
+        self.blocks = blocks
+        self.ready: queue.Queue = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.finished = False
+        self.reader = threading.Thread(target=self._read, name="tierank-read-ahead", daemon=True)
+        self.reader.start()
+
+    def keep(self, depth: int) -> None:
+        """Read at most ``depth`` blocks ahead from now on."""
+        with self.ready.mutex:
+            self.ready.maxsize = depth
+
+    def _read(self) -> None:
         try:
-            for item in blocks:
-                while not stop.is_set():
+            for item in self.blocks:
+                while not self.stop.is_set():
                     try:
-                        ready.put((item, None), timeout=0.05)
+                        self.ready.put((item, None), timeout=0.05)
                         break
                     except queue.Full:
                         continue
-                if stop.is_set():
+                if self.stop.is_set():
                     return
-            ready.put((end, None))
+            self.ready.put((self._END, None))
         except BaseException as err:   # noqa: BLE001 - handed to the caller's thread, raised there
-            ready.put((None, err))
+            self.ready.put((None, err))
         finally:
-            close = getattr(blocks, "close", None)
+            close = getattr(self.blocks, "close", None)
             if close is not None:
                 close()
 
-    reader = threading.Thread(target=read, name="tierank-read-ahead", daemon=True)
-    reader.start()
-    try:
-        while True:
-            item, err = ready.get()
+    def __iter__(self) -> "_read_ahead":
+        return self
+
+    def __next__(self) -> Any:
+        if self.finished:
+            raise StopIteration
+        item, err = self.ready.get()
+        if err is not None or item is self._END:
+            self.close()
             if err is not None:
                 raise err
-            if item is end:
-                return
-            yield item
-    finally:
-        stop.set()
-        while reader.is_alive():   # let a reader blocked on the full queue see the stop
+            raise StopIteration
+        return item
+
+    def close(self) -> None:
+        self.finished = True
+        self.stop.set()
+        while self.reader.is_alive():   # let a reader blocked on the full queue see the stop
             try:
-                ready.get(timeout=0.05)
+                self.ready.get(timeout=0.05)
             except queue.Empty:
                 pass
-        reader.join()
+        self.reader.join()
 
 
 @dataclass
@@ -638,13 +660,19 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
                      evaluate_block: Any, workers: int | None = 1, progress: bool | None = None) -> Results:
     from ..io.frames import to_columns
 
-    q = normalized(to_columns(qrels, "qrels"), "grade")   # a path: TREC text or Parquet, read once
-    driver = _Driver(q, opts, evaluate_block)
-    if source.parts is not None and workers != 1 and _in_workers(driver, q, source, workers, progress):
-        return driver.results()
-    q_checked = False
+    rows, parts = source.parts(workers) if source.parts is not None and workers != 1 else (0, [])
+    # a run evaluated here is read while the qrels are: up to _EARLY_BLOCKS blocks, then one at a time
+    reader = _read_ahead(source.blocks(), _EARLY_BLOCKS) if len(parts) < 2 else None
     try:
-        for cols, row0, last in _read_ahead(source.blocks()):
+        q = normalized(to_columns(qrels, "qrels"), "grade")   # a path: TREC text or Parquet, read once
+        driver = _Driver(q, opts, evaluate_block)
+        if reader is None:
+            if _in_workers(driver, q, parts, rows, progress, source.name):
+                return driver.results()
+            reader = _read_ahead(source.blocks())
+        reader.keep(1)
+        q_checked = False
+        for cols, row0, last in reader:
             cols = normalized(cols, "score")
             if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
                 check_same_id_kinds(cols, q)
@@ -659,21 +687,21 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
         driver = _Driver(q, opts, evaluate_block)
         for cols, pos in _bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir()):
             driver.add(cols, pos, check_grouped=False)
+    finally:
+        if reader is not None:
+            reader.close()
     return driver.results()
 
 
-def _in_workers(driver: _Driver, qrels: Columns, source: _Source, workers: int | None, progress: bool | None) -> bool:
-    """Whether the run was evaluated by worker processes (:mod:`tierank.io.workers`) into ``driver``;
-    False (``driver`` untouched) when this process must evaluate it, which then raises or warns as
-    always (a worker raised or warned, a query is met by two workers, a judged query never met has a
-    repeated pair)."""
+def _in_workers(driver: _Driver, qrels: Columns, parts: list[Callable[[], Iterator[Any]]], rows: int,
+                progress: bool | None, name: str) -> bool:
+    """Whether the run was evaluated by worker processes (:mod:`tierank.io.workers`, one per part) into
+    ``driver``; False (``driver`` untouched) when this process must evaluate it, which then raises or
+    warns as always (a worker raised or warned, a query is met by two workers, a judged query never
+    met has a repeated pair)."""
     from .workers import evaluate_in_workers
 
-    assert source.parts is not None
-    rows, parts = source.parts(workers)
-    if len(parts) < 2:
-        return False
-    outs = evaluate_in_workers(driver, parts, progress, rows, source.name)
+    outs = evaluate_in_workers(driver, parts, progress, rows, name)
     if outs is None:
         return False
     labels = [uniques for done, _, _ in outs for uniques, _, _ in done]
