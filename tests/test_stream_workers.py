@@ -190,6 +190,21 @@ def test_a_worker_that_fails_gives_the_run_back(tmp_path, monkeypatch, how):
     assert paths.taken == [False]
 
 
+def test_no_process_can_be_started(tmp_path, monkeypatch):
+    # no semaphores (AWS Lambda has no /dev/shm) or a process limit: this process evaluates the run
+    run, qrels = _tables(np.random.default_rng(4), 25, True, True)
+    run.to_parquet(tmp_path / "run.parquet", row_group_size=20)
+
+    def refuse(*args, **kw):
+        raise OSError(38, "Function not implemented")
+    monkeypatch.setattr(workers_module, "_start", refuse)
+    paths = _Paths(monkeypatch)
+    expected, warned = _evaluate(qrels, run)
+    got, got_warned = _evaluate(qrels, str(tmp_path / "run.parquet"), block_rows=10, workers=3)
+    _same(got, expected)
+    assert got_warned == warned and paths.taken == [False]
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_bad_workers(tmp_path, bad):
     run, qrels = _tables(np.random.default_rng(1), 5, True, False)

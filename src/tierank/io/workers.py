@@ -134,17 +134,23 @@ def evaluate_in_workers(driver: Any, parts: list[Callable[[], Iterator[Any]]], p
     """Evaluate the blocks of each part (``part()``: blocks as :func:`tierank.io.stream.trec_blocks`
     yields them) in its own process with a copy of ``driver`` (:class:`tierank.io.stream._Driver`),
     the bar counting ``total`` rows: what each copy computed (``done``, ``used``, ``empty_run``), in
-    the order of the parts, or None when a worker raised, warned or died."""
+    the order of the parts, or None when a worker raised, warned or died, or when no process could be
+    started (no semaphores, a process limit)."""
     ctx = multiprocessing.get_context("fork")
-    counter = ctx.Value("q", 0)
     processes, receivers = [], []
     bar = None
     try:
-        for blocks in parts:
-            receive, send = ctx.Pipe(duplex=False)
-            processes.append(_start(ctx, _work, (driver, blocks, counter, send)))
-            send.close()
-            receivers.append(receive)
+        try:
+            counter = ctx.Value("q", 0)
+            for blocks in parts:
+                receive, send = ctx.Pipe(duplex=False)
+                receivers.append(receive)
+                try:
+                    processes.append(_start(ctx, _work, (driver, blocks, counter, send)))
+                finally:
+                    send.close()
+        except OSError:   # this process evaluates the run
+            return None
         bar = ProgressBar(progress, total, os.path.basename(name), "rows")
         outs = _receive(receivers, counter, bar)
     finally:
