@@ -482,6 +482,22 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_with_the_caller():
     assert len(closed) == 3 and not any(t.name == "tierank-read-ahead" for t in threading.enumerate())
 
 
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(1, 3000), min_size=1, max_size=12), seed=st.integers(0, 10 ** 6),
+       kind=st.sampled_from(["numpy", "arrow", "chunked", "strings"]))
+def test_last_query_start_is_where_the_last_query_starts(sizes, seed, kind):
+    # it looks in growing windows from the end: the answer is that of a scan of every row
+    from tierank.io.stream import _last_query_start
+
+    rng = np.random.default_rng(seed)
+    q = np.repeat(rng.integers(0, 3, len(sizes)), sizes)   # runs of ids; neighbours may share one
+    other = np.flatnonzero(q != q[-1])
+    expected = int(other[-1]) + 1 if len(other) else 0
+    arr = {"numpy": lambda: q, "arrow": lambda: pa.array(q), "strings": lambda: pa.array([f"q{x}" for x in q]),
+           "chunked": lambda: pa.chunked_array([q[: len(q) // 2], q[len(q) // 2:]])}[kind]()
+    assert _last_query_start(arr) == expected
+
+
 def test_read_ahead_reads_at_most_depth_blocks_ahead():
     import time
 

@@ -354,6 +354,11 @@ class _Segment:
             q, n = batch.column(self.query), batch.num_rows
             if not n:
                 continue
+            if not skipping and read + n <= self.length:   # inside the range: every row is kept
+                yield batch
+                read += n
+                previous = q[n - 1]
+                continue
             # where the query changes (a null id counts as a change: its row is kept, and refused later)
             changes = pc.not_equal(q.slice(1), q.slice(0, n - 1))
             first = pc.not_equal(q.slice(0, 1), previous) if previous is not None else pa.array([True])

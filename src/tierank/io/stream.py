@@ -184,13 +184,23 @@ def _newlines(data: bytes) -> np.ndarray:
 
 
 def _last_query_start(query: Any) -> int:
-    """The first row of the last run of equal query ids."""
+    """The first row of the last run of equal query ids: looked for in the last 1,024 rows, then in
+    8 times as many, and so on (a block ends with one query, not with a block's worth of rows)."""
     arr = query if isinstance(query, (np.ndarray, pa.Array, pa.ChunkedArray)) else pa.array(query)
-    if isinstance(arr, np.ndarray):
-        other = np.flatnonzero(arr != arr[-1])
-    else:
-        other = np.flatnonzero(pc.not_equal(arr, arr[len(arr) - 1]).to_numpy(zero_copy_only=False))
-    return int(other[-1]) + 1 if len(other) else 0
+    n = len(arr)
+    last = arr[n - 1]
+    size = 1024
+    while True:
+        lo = max(0, n - size)
+        if isinstance(arr, np.ndarray):
+            other = np.flatnonzero(arr[lo:] != last)
+        else:
+            other = np.flatnonzero(pc.not_equal(arr.slice(lo), last).to_numpy(zero_copy_only=False))
+        if len(other):
+            return lo + int(other[-1]) + 1
+        if not lo:
+            return 0
+        size *= 8
 
 
 def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
