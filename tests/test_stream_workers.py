@@ -19,28 +19,18 @@ import tierank.io.stream as stream
 import tierank.io.workers as workers_module
 from tierank.io.parquet import _Dataset, parquet_blocks
 
+from test_streaming import _evaluate as _evaluate_with, _same   # noqa: I001 - the streaming tests' helpers
+
 MEASURES = ["nDCG@10", "AP", "P@5", "RR", "NumRet", "Rprec"]
 TIES = ["expected", "optimistic", "pessimistic", "input", "trec_eval", "random"]
-
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker processes need fork (Linux)")
 
 
 def _evaluate(qrels, run, measures=MEASURES, **kw):
     """Results and the messages of the warnings."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        res = tierank.evaluate(qrels, run, measures, **kw)
-    return res, sorted(str(w.message) for w in caught)
+    return _evaluate_with(qrels, run, measures, **kw)
 
 
-def _same(a: tierank.Results, b: tierank.Results) -> None:
-    """Equal bit for bit: per-query values, bounds, means."""
-    assert a == b
-    for x, y in ((a.mean, b.mean), (a.mean_lower, b.mean_lower), (a.mean_upper, b.mean_upper)):
-        if x is None:
-            assert y is None
-            continue
-        assert [np.float64(v).tobytes() for v in x.values()] == [np.float64(v).tobytes() for v in y.values()]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker processes need fork (Linux)")
 
 
 class _Paths:
