@@ -10,6 +10,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -193,6 +196,40 @@ def test_no_process_can_be_started(tmp_path, monkeypatch):
     got, got_warned = _evaluate(qrels, str(tmp_path / "run.parquet"), block_rows=10, workers=3)
     _same(got, expected)
     assert got_warned == warned and paths.taken == [False]
+
+
+def _dataset_of_two_types(folder, frame, column, types):
+    """``frame`` as two Parquet files storing ``column`` as ``types[0]`` and ``types[1]``."""
+    folder.mkdir()
+    for i, (part, kind) in enumerate(zip((frame.iloc[:100], frame.iloc[100:]), types)):
+        table = pa.Table.from_pandas(part, preserve_index=False)
+        values = table.column(column)
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            values = pc.cast(values, pa.string())
+        table = table.set_column(table.schema.get_field_index(column), column, pc.cast(values, kind))
+        pq.write_table(table, folder / f"part{i}.parquet", row_group_size=30)
+    return str(folder)
+
+
+@pytest.mark.parametrize("types", [(pa.int32(), pa.int64()), (pa.string(), pa.large_string()), (pa.int64(), pa.string())])
+@pytest.mark.parametrize("column", ["query_id", "doc_id", "value"])
+def test_files_storing_a_column_as_different_types(tmp_path, types, column):
+    # pyarrow refused to put their rows together with its own error; now an InputError naming the files
+    run, qrels = _tables(np.random.default_rng(6), 20, True, False)
+    run = run.rename(columns={"qid": "query_id", "docno": "doc_id", "sim": "score"})
+    if column == "value":
+        types = (pa.float32(), pa.float64()) if types[1] == pa.string() else (pa.int32(), pa.float64())
+    name = "score" if column == "value" else column
+    path = _dataset_of_two_types(tmp_path / "run", run, name, types)
+    message = (rf"part1.parquet: the files of the dataset store the column '{name}' as different types: "
+               rf"{types[0]} in part0.parquet, {types[1]} in part1.parquet; write every file with the same schema")
+    for options in ({"workers": 1}, {"workers": 2}, {"stream": False}):
+        with pytest.raises(tierank.InputError, match=message):
+            tierank.evaluate(qrels, path, ["AP"], block_rows=16, **options)
+    name = "relevance" if column == "value" else column   # the same rule for Parquet qrels
+    path = _dataset_of_two_types(tmp_path / "qrels", qrels.iloc[:200].astype({"relevance": np.int64}), name, types)
+    with pytest.raises(tierank.InputError, match=message.replace("score", name).replace("'" + column, "'" + name)):
+        tierank.evaluate(path, run, ["AP"])
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])

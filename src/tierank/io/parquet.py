@@ -88,11 +88,26 @@ def _read_frame(path: Any, kind: str) -> tuple[pd.DataFrame, list[str], list[int
             tables.append(pq.read_table(f, columns=list(names)))
         except (pa.ArrowInvalid, OSError, KeyError) as err:
             raise InputError(f"cannot read the columns {', '.join(names)} ({err})", file=f) from None
+    _check_same_types(files, [t.schema for t in tables], names)
     sizes = [t.num_rows for t in tables]
     table = pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
     del tables   # the table's buffers are freed as they are converted
     # one pandas block per column: no copy into a 2-D block (ten times faster on 10**7 rows)
     return table.to_pandas(split_blocks=True, self_destruct=True), files, sizes
+
+
+def _check_same_types(files: list[str], schemas: list[pa.Schema], names: tuple[str, ...]) -> None:
+    """An InputError naming two files of a dataset that store one of the columns read as different types
+    (a column of nulls only, or missing, is left to the checks of the values)."""
+    for name in names:
+        types = [(i, s.field(name).type) for i, s in enumerate(schemas)
+                 if s.get_field_index(name) >= 0 and s.field(name).type != pa.null()]
+        other = next(((i, t) for i, t in types if t != types[0][1]), None)
+        if other is not None:
+            (first, kind), (i, other_kind) = types[0], other
+            raise InputError(f"the files of the dataset store the column {name!r} as different types: "
+                             f"{kind} in {os.path.basename(files[first])}, {other_kind} in "
+                             f"{os.path.basename(files[i])}; write every file with the same schema", file=files[i])
 
 
 def read_run_parquet(path: str | os.PathLike) -> pd.DataFrame:
@@ -289,6 +304,7 @@ class _Dataset:
                 readers.append(pq.ParquetFile(f))
             except (pa.ArrowInvalid, OSError) as err:
                 raise InputError(f"not a Parquet file ({err})", file=f) from None
+        _check_same_types(files, [r.schema_arrow for r in readers], names)
         sizes = np.array([r.metadata.num_rows for r in readers], dtype=np.int64)
         starts = _file_starts(sizes)
         groups = [(f, g, 0, r.metadata.row_group(g).num_rows) for f, r in enumerate(readers)
