@@ -232,6 +232,48 @@ def test_files_storing_a_column_as_different_types(tmp_path, types, column):
         tierank.evaluate(path, run, ["AP"])
 
 
+_TYPES = {"query_id": [pa.int32(), pa.int64(), pa.string(), pa.large_string(), pa.null()],
+          "doc_id": [pa.int64(), pa.string(), pa.null()],
+          "score": [pa.float32(), pa.float64(), pa.int64(), pa.null()]}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), n_files=st.integers(1, 3), n_workers=st.integers(1, 3))
+def test_datasets_of_any_column_types_give_values_or_an_input_error(tmp_path_factory, data, n_files, n_workers):
+    # whatever types the files store, the evaluation gives the values of the in-memory evaluation of the
+    # rows (when every file agrees) or an InputError, never another exception
+    run, qrels = _tables(np.random.default_rng(data.draw(st.integers(0, 99))), 12, True, False)
+    run = run.rename(columns={"qid": "query_id", "docno": "doc_id", "sim": "score"})
+    folder = tmp_path_factory.mktemp("types")
+    cuts = np.linspace(0, len(run), n_files + 1).astype(int)
+    chosen = []
+    for i in range(n_files):
+        table = pa.Table.from_pandas(run.iloc[cuts[i]:cuts[i + 1]], preserve_index=False)
+        types = {c: data.draw(st.sampled_from(_TYPES[c])) for c in _TYPES}
+        for column, kind in types.items():
+            values = table.column(column)
+            if kind == pa.null():
+                values = pa.nulls(len(values))
+            elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+                values = pc.cast(pc.cast(values, pa.string()), kind)
+            else:
+                values = pc.cast(values, kind)
+            table = table.set_column(table.schema.get_field_index(column), column, values)
+        chosen.append(types)
+        pq.write_table(table, folder / f"part{i}.parquet", row_group_size=25)
+    outcomes = []
+    for options in ({"workers": n_workers, "block_rows": 20}, {"stream": False}):
+        try:
+            outcomes.append(_evaluate(qrels, str(folder), ["AP", "nDCG@10"], **options)[0])
+        except tierank.InputError as err:
+            outcomes.append(str(err))
+    assert isinstance(outcomes[0], str) == isinstance(outcomes[1], str)   # (with several problems, the
+    if not isinstance(outcomes[0], str):                                    # first block with one reports it)
+        _same(outcomes[0], outcomes[1])
+    if any(t != chosen[0] for t in chosen):
+        assert isinstance(outcomes[0], str) and "as different types" in outcomes[0]
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_bad_workers(tmp_path, bad):
     run, qrels = _tables(np.random.default_rng(1), 5, True, False)

@@ -98,10 +98,9 @@ def _read_frame(path: Any, kind: str) -> tuple[pd.DataFrame, list[str], list[int
 
 def _check_same_types(files: list[str], schemas: list[pa.Schema], names: tuple[str, ...]) -> None:
     """An InputError naming two files of a dataset that store one of the columns read as different types
-    (a column of nulls only, or missing, is left to the checks of the values)."""
+    (``null`` for a column of missing values only; a missing column is said when the file is read)."""
     for name in names:
-        types = [(i, s.field(name).type) for i, s in enumerate(schemas)
-                 if s.get_field_index(name) >= 0 and s.field(name).type != pa.null()]
+        types = [(i, s.field(name).type) for i, s in enumerate(schemas) if s.get_field_index(name) >= 0]
         other = next(((i, t) for i, t in types if t != types[0][1]), None)
         if other is not None:
             (first, kind), (i, other_kind) = types[0], other
@@ -362,7 +361,7 @@ class _Segment:
         self.skipped = 0
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        import pyarrow.compute as pc
+        from .stream import arrow_differs
 
         read, previous = 0, self.before   # rows read; the query id of the row before the batch
         skipping = self.before is not None
@@ -375,10 +374,9 @@ class _Segment:
                 read += n
                 previous = q[n - 1]
                 continue
-            # where the query changes (a null id counts as a change: its row is kept, and refused later)
-            changes = pc.not_equal(q.slice(1), q.slice(0, n - 1))
-            first = pc.not_equal(q.slice(0, 1), previous) if previous is not None else pa.array([True])
-            new = pc.fill_null(pa.concat_arrays([first, changes]), True).to_numpy(zero_copy_only=False)
+            # where the query changes (a missing id counts as a change: its row is kept, and refused later)
+            first = arrow_differs(q.slice(0, 1), previous) if previous is not None else np.ones(1, dtype=bool)
+            new = np.concatenate([first, arrow_differs(q.slice(1), q.slice(0, n - 1))])
             lo = 0
             if skipping:
                 kept = np.flatnonzero(new)

@@ -184,8 +184,9 @@ def _newlines(data: bytes) -> np.ndarray:
 
 
 def _last_query_start(query: Any) -> int:
-    """The first row of the last run of equal query ids: looked for in the last 1,024 rows, then in
-    8 times as many, and so on (a block ends with one query, not with a block's worth of rows)."""
+    """The first row of the last run of equal query ids (a missing id is unlike every id: its row is a
+    query of its own, refused later), looked for in the last 1,024 rows, then in 8 times as many, and so
+    on (a block ends with one query, not with a block's worth of rows)."""
     arr = query if isinstance(query, (np.ndarray, pa.Array, pa.ChunkedArray)) else pa.array(query)
     n = len(arr)
     last = arr[n - 1]
@@ -195,12 +196,20 @@ def _last_query_start(query: Any) -> int:
         if isinstance(arr, np.ndarray):
             other = np.flatnonzero(arr[lo:] != last)
         else:
-            other = np.flatnonzero(pc.not_equal(arr.slice(lo), last).to_numpy(zero_copy_only=False))
+            other = np.flatnonzero(arrow_differs(arr.slice(lo), last))
         if len(other):
             return lo + int(other[-1]) + 1
         if not lo:
             return 0
         size *= 8
+
+
+def arrow_differs(ids: Any, other: Any) -> np.ndarray:
+    """``ids != other`` (Arrow arrays of ids, or an array and a scalar) as a numpy bool array, a missing
+    id (null, or a column of nulls only) differing from every id, missing or not."""
+    if pa.types.is_null(ids.type) or (isinstance(other, pa.Scalar) and pa.types.is_null(other.type)):
+        return np.ones(len(ids), dtype=bool)
+    return pc.fill_null(pc.not_equal(ids, other), True).to_numpy(zero_copy_only=False).astype(bool, copy=False)
 
 
 def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
