@@ -274,6 +274,32 @@ def test_datasets_of_any_column_types_give_values_or_an_input_error(tmp_path_fac
         assert isinstance(outcomes[0], str) and "as different types" in outcomes[0]
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10 ** 6), group_rows=st.integers(3, 40), block_rows=st.integers(5, 60),
+       int_ids=st.booleans())
+def test_tie_report_of_a_big_parquet_run_counts_every_block(tmp_path_factory, monkeypatch, seed, group_rows,
+                                                            block_rows, int_ids):
+    # the tie report keeps the trec_eval values and tie counts of each block it is handed: with worker
+    # processes those stayed in the workers and the report said "0 retrieved documents" and gave the
+    # expected values as trec_eval's, silently (a run over 2**22 rows); its blocks stay in this process
+    from tierank.report import tie_report
+
+    monkeypatch.setattr(workers_module, "MIN_ROWS_PER_WORKER", 10)   # every run is "big"
+    run, qrels = _tables(np.random.default_rng(seed), 25, int_ids, True)
+    path = tmp_path_factory.mktemp("report") / "run.parquet"
+    run.to_parquet(path, row_group_size=group_rows)
+    reports, warned = [], []
+    for where, options in ((run, {}), (str(path), {"block_rows": block_rows})):
+        with warnings.catch_warnings(record=True) as caught:   # queries of the run without judgments
+            warnings.simplefilter("always")
+            reports.append(tie_report(qrels, where, ["AP", "P@5", "nDCG@10"], name="run", **options))
+        warned.append(sorted(str(w.message) for w in caught))
+    expected, got = reports
+    assert got.to_dict() == expected.to_dict() and warned[0] == warned[1]
+    judged_queries = set(qrels["query_id"])
+    assert got.n_retrieved == int(run["qid"].isin(judged_queries).sum()) > 0   # every block was counted
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_bad_workers(tmp_path, bad):
     run, qrels = _tables(np.random.default_rng(1), 5, True, False)

@@ -629,11 +629,13 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     evaluate_block : callable, optional
         ``(qrels, run, positions, options) -> QueryValues`` (:class:`tierank._engines.QueryValues`) for
         each block of whole queries (default: the evaluation of :func:`tierank.evaluate`); the tie report
-        passes its own.
+        passes its own. It is called in this process, block by block (never by worker processes: it may
+        keep what it sees, as the tie report does).
     workers : int, optional
         Processes evaluating a Parquet run, each its own range of row groups (:mod:`tierank.io.workers`):
         by default one per core (at most 8) when the run has over 2**21 rows per worker; 1: this
-        process only. Text runs are read by this process. The results do not depend on it.
+        process only. Text runs, and runs given an ``evaluate_block``, are evaluated by this process.
+        The results do not depend on it.
 
     Returns
     -------
@@ -660,6 +662,8 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     if block_rows < 1:
         raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
     check_workers(workers)
+    if evaluate_block is not None:   # it may keep state (the tie report does): in this process only
+        workers = 1
     spool = None
     if is_parquet(run):
         from .parquet import parquet_source
