@@ -19,6 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tierank
 from tierank import InputError
@@ -433,6 +435,29 @@ def test_stdin_errors(files):
     assert wrong.exit_code == 2 and "run.txt:1: expected exactly 3 fields (qid docid rank), found 6" in wrong.stderr
     empty = cli([files / "qrels.txt", "-", "-m", "AP"], b"")
     assert empty.exit_code == 2 and "<stdin>:1: no run line: the file is empty" in empty.stderr
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(block_rows=st.integers(1, 60), chunk=st.sampled_from([7, 64, 1 << 22]))
+def test_ungrouped_stdin_second_pass_reads_the_whole_stream(files, monkeypatch, block_rows, chunk):
+    # the first pass's reader (a thread reading ahead) must have stopped when the second pass copies the
+    # rest of standard input: both reading it at once could lose or reorder lines
+    import threading
+
+    import tierank.io.stream as stream
+
+    monkeypatch.setattr(stream, "_READ_BYTES", chunk)
+    bucketed = stream._bucketed
+
+    def second_pass(*args, **kw):
+        assert not any(t.name == "tierank-read-ahead" for t in threading.enumerate())
+        yield from bucketed(*args, **kw)
+    monkeypatch.setattr(stream, "_bucketed", second_pass)
+    want = evaluate(str(files / "qrels.txt"), str(files / "shuffled.txt"))
+    with open(files / "shuffled.txt", "rb") as fh:
+        monkeypatch.setattr(sys, "stdin", _Stdin(fh))
+        got = evaluate(str(files / "qrels.txt"), TextInput("-"), block_rows=block_rows)
+    same(got, want)
 
 
 def test_stdin_is_read_once_and_grouped_only(files, monkeypatch):

@@ -703,6 +703,8 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
                 q_checked = True
             driver.add(cols, row0 + np.arange(len(cols.value), dtype=np.int64), check_grouped=not (last and row0 == 0))
     except _NotGrouped as err:
+        if reader is not None:   # the first pass's reader stops before the second pass reads the run
+            reader.close()
         if grouped_only:
             raise InputError(f"the run is not grouped by query: query {err.query!r} comes back at {err.row_text} after "
                              f"other queries, and stream='grouped' evaluates whole queries block by block; "
