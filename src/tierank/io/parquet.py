@@ -383,8 +383,9 @@ class _Segment:
                 lo = int(kept[0]) if len(kept) else n
                 self.skipped += lo
                 skipping = lo == n
-            later = np.flatnonzero(new[max(lo, self.length - read):])   # queries starting after the range
-            hi = n if not len(later) else int(later[0]) + max(lo, self.length - read)
+            after = max(lo, self.length - read)   # the range ends here (or before the first row kept)
+            later = np.flatnonzero(new[after:])      # queries starting there or later: not ours
+            hi = n if not len(later) else after + int(later[0])
             if hi > lo:
                 yield batch.slice(lo, hi - lo)
             if hi < n:
