@@ -478,14 +478,14 @@ def test_batch_in_the_background_gives_the_same_bits(queries, bounds):
     qrels = {f"q{i}": qq for i, (_r, qq) in enumerate(queries)}
     run = {f"q{i}": rq for i, (rq, _q) in enumerate(queries)}
     measures = ["IPrec(recall=0.3)", "P@3", "IPrecAvg", "infAP", "AP", "IPrec"]
-    real = evaluation._cores
+    real = evaluation.background
     try:
-        evaluation._cores = lambda: 2
+        evaluation.background = lambda: True
         two = _evaluate(qrels, run, measures, bounds=bounds)
-        evaluation._cores = lambda: 1
+        evaluation.background = lambda: False
         one = _evaluate(qrels, run, measures, bounds=bounds)
     finally:
-        evaluation._cores = real
+        evaluation.background = real
     assert list(two.per_query.columns) == list(one.per_query.columns) == measures
     for part in ("per_query", "lower", "upper") if bounds else ("per_query",):
         assert np.array_equal(getattr(two, part).to_numpy(), getattr(one, part).to_numpy()), part

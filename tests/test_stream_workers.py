@@ -311,7 +311,7 @@ def test_bad_workers(tmp_path, bad):
 
 def test_worker_count(monkeypatch):
     big = workers_module.MIN_ROWS_PER_WORKER
-    cores = workers_module._cores()
+    cores = workers_module.cores()
     assert workers_module.worker_count(None, big - 1) == 1   # small runs: one process
     assert workers_module.worker_count(None, 100 * big) == min(cores, workers_module.MAX_DEFAULT_WORKERS)
     assert workers_module.worker_count(None, 2 * big) == min(cores, 2)

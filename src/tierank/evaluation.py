@@ -9,12 +9,12 @@ measure's best and worst orderings (its ``preference`` first / last inside every
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from ._threads import background
 from .data.ranked import RankedLists
 from .errors import InputError
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
@@ -127,7 +127,7 @@ class _BatchedKernels:
 
     def start(self, groups: TieStats) -> None:
         """Run every batch of these statistics in the background, if there is a second core."""
-        if _cores() < 2:
+        if not background():
             return
         for batch in dict.fromkeys(m.family.batch for m in self.measures if m.family.batch is not None):
             if self._pool is None:
@@ -152,14 +152,6 @@ class _BatchedKernels:
 
     def _sharing(self, batch: Any) -> list[Measure]:
         return [o for o in self.measures if o.family.batch is batch]
-
-
-def _cores() -> int:
-    """The CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:   # not on Linux
-        return os.cpu_count() or 1
 
 
 def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:

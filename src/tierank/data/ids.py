@@ -19,21 +19,22 @@ the order in which trec_eval compares document ids (as strings, byte by byte).
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._threads import in_background, map_on_two_threads
 from .columns import is_integer_ids
 from .strings import string_hashes, string_sort_key, strings_equal
 
 __all__ = ["DocCodes", "HashCollision", "QueryCodes", "query_codes", "integer_codes", "SharedHashes",
            "hashed_string_codes", "exact_string_codes", "first_duplicate", "trec_order_key",
-           "decimal_string_key", "in_background", "matches_equal", "id_codes"]
+           "decimal_string_key", "matches_equal", "id_codes"]
 
 _KEY_LIMIT = 2 ** 62   # composite keys query * size + code stay below this (int64, with room to spare)
 
@@ -52,16 +53,6 @@ class DocCodes:
     complete: bool = True
     hashed: bool = False
     duplicates: Future | None = None
-
-
-def in_background(fn: Callable, *args: Any) -> Future:
-    """Run ``fn(*args)`` on a worker thread. numpy and pyarrow release the GIL in their loops, so on
-    two cores the join overlaps its two largest independent steps."""
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        return pool.submit(fn, *args)
-    finally:
-        pool.shutdown(wait=False)
 
 
 # ------------------------------------------------------------------------------------------- queries
@@ -273,8 +264,7 @@ def _duplicate_by_blocks(docs: pa.Array, rq: np.ndarray, block: int = 1 << 20) -
         return None if dup is None else a + dup
 
     # blocks of whole queries, hashed on two threads (pyarrow releases the GIL)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        found = list(pool.map(first_in_block, cuts[:-1], cuts[1:]))
+    found = map_on_two_threads(first_in_block, cuts[:-1], cuts[1:])
     _release_arrow_memory()
     rows = [r for r in found if r is not None]
     if not rows:

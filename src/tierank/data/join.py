@@ -39,10 +39,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._threads import in_background
 from ..errors import InputError, TierankWarning
 from .columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .ids import (DocCodes, HashCollision, QueryCodes, SharedHashes, exact_string_codes, first_duplicate,
-                  hashed_string_codes, id_codes, in_background, integer_codes, matches_equal, query_codes,
+                  hashed_string_codes, id_codes, integer_codes, matches_equal, query_codes,
                   string_hash_codes, trec_order_key)
 from .layout import Blocks, SortKeys
 from .ranked import NOT_IN_POOL, UNJUDGED_IN_POOL, RankedLists, concat_ranges, sort_ranked

@@ -9,6 +9,8 @@ its row number in the whole dataset, so every tie mode orders ties as in memory)
 leading rows of a query that started before its range and reads its last query to its end (see
 ``rows=`` of :func:`tierank.io.parquet.parquet_blocks`). Each worker sends back its per-query values
 only; the caller puts them together in row order, so the results are those of one process bit for bit.
+A worker runs without tierank's background threads (:mod:`tierank._threads`): the processes already
+keep every core busy.
 
 Anything unusual gives the whole run back to the one-process path, which then says or does what it
 always does: a worker that raises (an InputError included) or warns, a query met by two workers (a run
@@ -33,6 +35,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .._progress import ProgressBar
+from .._threads import cores, single_threaded
 from ..data.columns import Columns, normalized
 from ..errors import InputError
 
@@ -44,13 +47,6 @@ MIN_ROWS_PER_WORKER = 1 << 21
 MAX_DEFAULT_WORKERS = 8
 
 _POLL_SECONDS = 0.2
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:   # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def can_fork() -> bool:
@@ -93,12 +89,13 @@ def worker_count(workers: int | None, rows: int) -> int:
         return 1
     if workers is not None:
         return int(workers)
-    return int(max(1, min(_cores(), MAX_DEFAULT_WORKERS, rows // MIN_ROWS_PER_WORKER)))
+    return int(max(1, min(cores(), MAX_DEFAULT_WORKERS, rows // MIN_ROWS_PER_WORKER)))
 
 
 def _work(driver: Any, blocks: Callable[[], Iterator[tuple[Columns, int, bool]]], counter: Any, send: Any) -> None:
     """In a worker: evaluate the blocks with (a copy of) the driver; send its per-query values, or None."""
     out = None
+    single_threaded()   # this process already keeps a core busy: no thread per block
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -1,0 +1,77 @@
+"""Whether tierank's own work may use a second thread.
+
+numpy and pyarrow release the GIL in their loops, so on two cores or more the join and the measures
+overlap independent steps on a background thread (:func:`in_background`, the batched kernels of
+:mod:`tierank.evaluation`). A worker process of :mod:`tierank.io.workers` switches this off
+(:func:`single_threaded`): each worker already keeps one core busy, and a thread started for every
+block would only cost its start and the switches. The values are the same either way; only where an
+error is raised differs (at the ``result()`` of the future).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable
+
+__all__ = ["cores", "background", "single_threaded", "in_background", "map_on_two_threads"]
+
+_SINGLE_THREADED = False
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:   # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def background() -> bool:
+    """Whether work may go to a background thread: two cores or more, and not switched off."""
+    return not _SINGLE_THREADED and cores() >= 2
+
+
+def single_threaded() -> None:
+    """Switch background threads off for the rest of this process (a worker process calls it)."""
+    global _SINGLE_THREADED
+    _SINGLE_THREADED = True
+
+
+def in_background(fn: Callable, *args: Any) -> Future:
+    """Run ``fn(*args)`` on a worker thread, or here and now when :func:`background` is False; either
+    way its value or its exception comes from the future's ``result()``.
+
+    Examples
+    --------
+    >>> from tierank._threads import in_background
+    >>> in_background(sum, [1, 2, 3]).result()
+    6
+    """
+    if not background():
+        done: Future = Future()
+        try:
+            done.set_result(fn(*args))
+        except Exception as err:   # noqa: BLE001 - raised by result(), as from a thread
+            done.set_exception(err)
+        return done
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(fn, *args)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def map_on_two_threads(fn: Callable, *iterables: Any) -> list:
+    """``list(map(fn, *iterables))``, on two threads when :func:`background` is True.
+
+    Examples
+    --------
+    >>> from tierank._threads import map_on_two_threads
+    >>> map_on_two_threads(pow, [2, 3], [3, 2])
+    [8, 9]
+    """
+    if not background():
+        return list(map(fn, *iterables))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(fn, *iterables))
