@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._threads import map_on_two_threads
 from ..data.columns import Columns
 from ..errors import InputError
 from .frames import find_columns, to_columns
@@ -82,6 +83,9 @@ def _read_frame(path: Any, kind: str) -> tuple[pd.DataFrame, list[str], list[int
 
     files = parquet_files(path)
     names = _names(files, kind)
+    numbers = _read_numbers(files, names)
+    if numbers is not None:
+        return numbers
     tables = []
     for f in files:
         try:
@@ -94,6 +98,70 @@ def _read_frame(path: Any, kind: str) -> tuple[pd.DataFrame, list[str], list[int
     del tables   # the table's buffers are freed as they are converted
     # one pandas block per column: no copy into a 2-D block (ten times faster on 10**7 rows)
     return table.to_pandas(split_blocks=True, self_destruct=True), files, sizes
+
+
+def _read_numbers(files: list[str], names: tuple[str, ...]) -> tuple[pd.DataFrame, list[str], list[int]] | None:
+    """What :func:`_read_frame` returns, read row group by row group (on two threads) into one numpy
+    array per column, when every file stores the columns as integers or floats without missing values
+    and ``to_pandas`` would give them their numpy types; else None (read as a table, which raises or
+    converts as it does).
+
+    One copy of the data instead of two (the Arrow table, then the DataFrame's): 10**7 judgments take
+    about 300 MB less memory while they are read.
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = [pq.read_metadata(f) for f in files]
+        schemas = [pq.read_schema(f) for f in files]
+    except (pa.ArrowException, OSError):
+        return None
+    if any(s.get_field_index(n) < 0 for s in schemas for n in names):   # missing or repeated names
+        return None
+    types = [schemas[0].field(n).type for n in names]
+    if any(s.field(n).type != t for s in schemas for n, t in zip(names, types)) or \
+            not all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in types) or \
+            any(_pandas_dtype(s, n, t) is None for s in schemas for n, t in zip(names, types)):
+        return None
+    sizes = [m.num_rows for m in metadata]
+    out = [np.empty(sum(sizes), dtype=t.to_pandas_dtype()) for t in types]
+    groups = [(f, g, m.row_group(g).num_rows) for f, m in zip(files, metadata) for g in range(m.num_row_groups)]
+    if sum(rows for _, _, rows in groups) != len(out[0]):
+        return None
+    starts = np.cumsum([0] + [rows for _, _, rows in groups])
+
+    def read(group: tuple[str, int, int], at: int) -> bool:
+        """Copies one row group into ``out`` from row ``at``; False if it is not as its metadata says."""
+        path, index, rows = group
+        try:
+            table = pq.ParquetFile(path).read_row_group(index, columns=list(names), use_threads=False)
+            if table.num_rows != rows or any(c.null_count for c in table.columns):
+                return False
+            for column, array in zip(table.columns, out):
+                row = at
+                for chunk in column.chunks:
+                    array[row:row + len(chunk)] = chunk.to_numpy(zero_copy_only=True)
+                    row += len(chunk)
+        except (pa.ArrowException, OSError, ValueError):
+            return False
+        return True
+
+    if not all(map_on_two_threads(read, groups, starts[:-1].tolist())):
+        return None
+    return pd.DataFrame(dict(zip(names, out)), copy=False), files, sizes
+
+
+def _pandas_dtype(schema: pa.Schema, name: str, kind: pa.DataType) -> np.dtype | None:
+    """The numpy type ``to_pandas`` gives the column, or None when the file's pandas metadata asks for
+    another (a nullable ``Int64`` column, say)."""
+    dtype = np.dtype(kind.to_pandas_dtype())
+    meta = schema.pandas_metadata or {}
+    if name in meta.get("index_columns", []):   # to_pandas makes it the index
+        return None
+    for entry in meta.get("columns", []):
+        if entry.get("field_name", entry.get("name")) == name and entry.get("numpy_type") != str(dtype):
+            return None
+    return dtype
 
 
 def _check_same_types(files: list[str], schemas: list[pa.Schema], names: tuple[str, ...]) -> None:

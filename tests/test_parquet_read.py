@@ -1,0 +1,119 @@
+"""Parquet tables read whole: the row-group reader of plain numeric columns (parquet._read_numbers) gives
+what the table reader gives (pyarrow's read_table and to_pandas), frames, Columns and errors alike."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tierank
+import tierank.io.parquet as parquet
+
+NUMERIC = ["int8", "int32", "int64", "uint16", "uint64", "float32", "float64"]
+KINDS = NUMERIC + ["string", "Int64"]   # Int64: pandas' nullable integers (pandas metadata says so)
+
+
+def _column(rng, kind: str, n: int, nulls: bool):
+    """n values of the kind; with ``nulls``, one missing (NaN in a float column: stored as null)."""
+    if kind == "string":
+        values = pd.array([f"x{v}" for v in rng.integers(0, 9, n)], dtype=object)
+    elif kind == "Int64":
+        values = pd.array(rng.integers(0, 9, n), dtype="Int64")
+    else:
+        values = rng.integers(0, 9, n).astype(kind)
+    if nulls and n:
+        if kind.startswith("float"):
+            values[int(rng.integers(n))] = np.nan
+        else:
+            values = pd.array(values, dtype="Int64" if kind != "string" else object)
+            values[int(rng.integers(n))] = None
+    return values
+
+
+def _dataset(tmp_path, rng, n_files, kinds, nulls, row_group):
+    """A directory of Parquet files, file i's columns of the types kinds[i]."""
+    for i in range(n_files):
+        n = int(rng.integers(0, 30))
+        frame = pd.DataFrame({name: _column(rng, kinds[i][j], n, nulls and i == n_files - 1)
+                              for j, name in enumerate(("query_id", "doc_id", "relevance"))})
+        frame.to_parquet(tmp_path / f"part{i}.parquet", row_group_size=row_group, index=False)
+    return tmp_path
+
+
+def _outcome(read):
+    try:
+        return read()
+    except tierank.InputError as err:
+        return str(err)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 3), st.booleans(), st.booleans(), st.integers(1, 12),
+       st.sampled_from(KINDS), st.sampled_from(KINDS), st.sampled_from(KINDS))
+def test_row_group_reader_gives_what_the_table_reader_gives(tmp_path_factory, seed, n_files, same_types, nulls,
+                                                            row_group, kq, kd, kv):
+    rng = np.random.default_rng(seed)
+    first = (kq, kd, kv)
+    kinds = [first if same_types or i == 0 else tuple(rng.choice(KINDS, 3)) for i in range(n_files)]
+    path = _dataset(tmp_path_factory.mktemp("ds"), rng, n_files, kinds, nulls, row_group)
+    taken = []
+    real = parquet._read_numbers
+
+    def spy(*args):
+        out = real(*args)
+        taken.append(out is not None)
+        return out
+
+    parquet._read_numbers = spy
+    try:
+        fast_frame = _outcome(lambda: tierank.read_qrels(path))
+        fast_cols = _outcome(lambda: parquet.read_columns_parquet(path, "qrels"))
+        parquet._read_numbers = lambda *args: None
+        slow_frame = _outcome(lambda: tierank.read_qrels(path))
+        slow_cols = _outcome(lambda: parquet.read_columns_parquet(path, "qrels"))
+    finally:
+        parquet._read_numbers = real
+    plain = all(set(k) <= set(NUMERIC) for k in kinds) and all(k == kinds[0] for k in kinds) and not nulls
+    assert taken == [plain, plain]
+    if isinstance(slow_frame, str):
+        assert fast_frame == slow_frame and fast_cols == slow_cols
+        return
+    pd.testing.assert_frame_equal(fast_frame, slow_frame, check_exact=True)
+    for a, b in ((fast_cols.query, slow_cols.query), (fast_cols.doc, slow_cols.doc),
+                 (fast_cols.value, slow_cols.value), (fast_cols.lines, slow_cols.lines)):
+        assert type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype
+        assert [repr(x) for x in np.asarray(a, dtype=object)] == [repr(x) for x in np.asarray(b, dtype=object)]
+    assert fast_cols.files == slow_cols.files and np.array_equal(fast_cols.starts, slow_cols.starts)
+    for i in range(len(fast_cols.value)):
+        assert fast_cols.row_text(i) == slow_cols.row_text(i) and fast_cols.where(i) == slow_cols.where(i)
+
+
+def test_row_group_reader_falls_back_on_an_index_column_and_a_damaged_file(tmp_path):
+    frame = pd.DataFrame({"doc_id": [1, 2], "relevance": [1, 0]}, index=pd.Index([7, 7], name="query_id"))
+    frame.to_parquet(tmp_path / "indexed.parquet")   # query_id stored as pandas' index
+    assert parquet._read_numbers([str(tmp_path / "indexed.parquet")], ("query_id", "doc_id", "relevance")) is None
+    good = pd.DataFrame({"query_id": [1, 1], "doc_id": [1, 2], "relevance": [1, 0]})
+    good.to_parquet(tmp_path / "good.parquet")
+    data = (tmp_path / "good.parquet").read_bytes()
+    (tmp_path / "bad.parquet").write_bytes(data[:4] + b"\0" * (len(data) - 8) + data[-4:])   # pages zeroed
+    assert parquet._read_numbers([str(tmp_path / "bad.parquet")], ("query_id", "doc_id", "relevance")) is None
+    with pytest.raises(tierank.InputError, match="bad.parquet"):
+        tierank.read_qrels(tmp_path / "bad.parquet")
+
+
+def test_row_group_reader_reads_big_row_groups_in_order(tmp_path):
+    """Many row groups over two files, read on two threads: every row where it belongs."""
+    n = 50_000
+    qrels = pd.DataFrame({"query_id": np.arange(n) // 7, "doc_id": np.arange(n), "relevance": np.arange(n) % 4})
+    pq.write_table(pa.Table.from_pandas(qrels.iloc[:20_000], preserve_index=False), tmp_path / "a.parquet",
+                   row_group_size=999)
+    pq.write_table(pa.Table.from_pandas(qrels.iloc[20_000:], preserve_index=False), tmp_path / "b.parquet",
+                   row_group_size=4_096)
+    read = tierank.read_qrels(tmp_path)
+    pd.testing.assert_frame_equal(read, qrels, check_exact=True)
