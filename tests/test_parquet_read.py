@@ -117,3 +117,55 @@ def test_row_group_reader_reads_big_row_groups_in_order(tmp_path):
                    row_group_size=4_096)
     read = tierank.read_qrels(tmp_path)
     pd.testing.assert_frame_equal(read, qrels, check_exact=True)
+
+
+def _blocks(path, block_rows, plain):
+    """The blocks of a streamed Parquet run, with the arrays-from-Arrow path (plain) allowed or not."""
+    real = parquet._Dataset.open
+
+    def opened(cls_path):
+        dataset = real(cls_path)
+        dataset.plain = dataset.plain and plain
+        return dataset
+
+    parquet._Dataset.open = opened
+    try:
+        return _outcome(lambda: list(parquet.parquet_blocks(path, block_rows)))
+    finally:
+        parquet._Dataset.open = real
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 3), st.booleans(), st.integers(1, 12), st.integers(1, 40),
+       st.sampled_from(KINDS), st.sampled_from(KINDS), st.sampled_from(KINDS), st.sampled_from(["score", "rank"]))
+def test_blocks_of_plain_numbers_are_the_blocks_pandas_gives(tmp_path_factory, seed, n_files, nulls, row_group,
+                                                             block_rows, kq, kd, kv, value_name):
+    """A streamed block built from the Arrow arrays has the ids, values, dtypes, names and row locations of
+    the block built through pandas; runs of ranks only, nulls and other types take the pandas path."""
+    rng = np.random.default_rng(seed)
+    base = tmp_path_factory.mktemp("run")
+    for i in range(n_files):
+        n = int(rng.integers(0, 30))
+        frame = pd.DataFrame({"query_id": _column(rng, kq, n, False), "doc_id": _column(rng, kd, n, False),
+                              value_name: _column(rng, kv, n, nulls and i == n_files - 1)})
+        frame.to_parquet(base / f"part{i}.parquet", row_group_size=row_group, index=False)
+    if not any(pq.read_metadata(f).num_rows for f in base.iterdir()):
+        return
+    plain_dataset = _outcome(lambda: parquet._Dataset.open(base).plain)   # or the error of mixed types
+    if value_name == "rank" or not {kq, kd, kv} <= set(NUMERIC):
+        assert plain_dataset is not True
+    elif not nulls:
+        assert plain_dataset is True
+    fast, slow = _blocks(base, block_rows, True), _blocks(base, block_rows, False)
+    if isinstance(slow, str):
+        assert fast == slow
+        return
+    assert [(row0, last) for _, row0, last in fast] == [(row0, last) for _, row0, last in slow]
+    for (a, _, _), (b, _, _) in zip(fast, slow):
+        assert a.names == b.names and a.source == b.source and a.files == b.files
+        for x, y in ((a.query, b.query), (a.doc, b.doc), (a.value, b.value), (a.lines, b.lines)):
+            assert np.asarray(x).dtype == np.asarray(y).dtype
+            assert [repr(v) for v in np.asarray(x, dtype=object)] == [repr(v) for v in np.asarray(y, dtype=object)]
+        for i in range(len(a.value)):
+            assert a.row_text(i) == b.row_text(i) and a.where(i) == b.where(i)

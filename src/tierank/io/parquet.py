@@ -116,13 +116,9 @@ def _read_numbers(files: list[str], names: tuple[str, ...]) -> tuple[pd.DataFram
         schemas = [pq.read_schema(f) for f in files]
     except (pa.ArrowException, OSError):
         return None
-    if any(s.get_field_index(n) < 0 for s in schemas for n in names):   # missing or repeated names
+    if not _plain_numbers(schemas, names):
         return None
     types = [schemas[0].field(n).type for n in names]
-    if any(s.field(n).type != t for s in schemas for n, t in zip(names, types)) or \
-            not all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in types) or \
-            any(_pandas_dtype(s, n, t) is None for s in schemas for n, t in zip(names, types)):
-        return None
     sizes = [m.num_rows for m in metadata]
     out = [np.empty(sum(sizes), dtype=t.to_pandas_dtype()) for t in types]
     groups = [(f, g, m.row_group(g).num_rows) for f, m in zip(files, metadata) for g in range(m.num_row_groups)]
@@ -149,6 +145,17 @@ def _read_numbers(files: list[str], names: tuple[str, ...]) -> tuple[pd.DataFram
     if not all(map_on_two_threads(read, groups, starts[:-1].tolist())):
         return None
     return pd.DataFrame(dict(zip(names, out)), copy=False), files, sizes
+
+
+def _plain_numbers(schemas: list[pa.Schema], names: tuple[str, ...]) -> bool:
+    """Whether every schema stores the columns ``names`` as one type each, integers or floats, that
+    ``to_pandas`` turns into the same numpy type (then the Arrow arrays are what pandas would give)."""
+    if any(s.get_field_index(n) < 0 for s in schemas for n in names):   # missing or repeated names
+        return False
+    types = [schemas[0].field(n).type for n in names]
+    return not any(s.field(n).type != t for s in schemas for n, t in zip(names, types)) and \
+        all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in types) and \
+        all(_pandas_dtype(s, n, t) is not None for s in schemas for n, t in zip(names, types))
 
 
 def _pandas_dtype(schema: pa.Schema, name: str, kind: pa.DataType) -> np.dtype | None:
@@ -311,6 +318,10 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None, row
     segment = None if rows is None else _Segment(batches, names[0], dataset.query_before(start), stop - start)
 
     def columns(table: pa.Table, row0: int) -> Columns:   # a slice: its buffers are shared, not destructed
+        if dataset.plain and not any(table.column(n).null_count for n in names):   # the arrays pandas would give
+            query, doc, score = (table.column(n).to_numpy() for n in names)
+            return _RowColumns(query=query, doc=doc, value=score, source="run", names=names, files=tuple(files),
+                               lines=row0 + np.arange(len(score), dtype=np.int64), starts=starts)
         return _row_columns(table.to_pandas(split_blocks=True), "run", row0, files, starts)
 
     try:
@@ -358,6 +369,7 @@ class _Dataset:
     sizes: np.ndarray      # rows of each file
     starts: np.ndarray     # first dataset row of each file
     groups: np.ndarray     # (file, row group, first dataset row, rows) of each row group, in dataset order
+    plain: bool = False    # the columns are plain numbers (:func:`_plain_numbers`) and the run has scores
 
     @classmethod
     def open(cls, path: Any) -> "_Dataset":
@@ -371,14 +383,16 @@ class _Dataset:
                 readers.append(pq.ParquetFile(f))
             except (pa.ArrowInvalid, OSError) as err:
                 raise InputError(f"not a Parquet file ({err})", file=f) from None
-        _check_same_types(files, [r.schema_arrow for r in readers], names)
+        schemas = [r.schema_arrow for r in readers]
+        _check_same_types(files, schemas, names)
         sizes = np.array([r.metadata.num_rows for r in readers], dtype=np.int64)
         starts = _file_starts(sizes)
         groups = [(f, g, 0, r.metadata.row_group(g).num_rows) for f, r in enumerate(readers)
                   for g in range(r.metadata.num_row_groups)]
         table = np.array(groups, dtype=np.int64).reshape(-1, 4)
         table[:, 2] = _file_starts(table[:, 3])
-        return cls(files, names, readers, sizes, starts, table)
+        scored = not find_columns(list(schemas[0].names), "run", "table")[3]   # not a run of ranks only
+        return cls(files, names, readers, sizes, starts, table, scored and _plain_numbers(schemas, names))
 
     def batches(self, start: int, batch_rows: int) -> Iterator[pa.RecordBatch]:
         """The rows from ``start`` (the first row of a row group) to the end, in batches."""
