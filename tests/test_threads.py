@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 
@@ -106,7 +107,7 @@ def test_worker_processes_run_without_background_threads(tmp_path, monkeypatch):
     real_normalized = workers_module.normalized
 
     def recording(cols, what):   # runs in the workers: writes whether threads are on there
-        (seen / str(__import__("os").getpid())).write_text(str(threads.background()))
+        (seen / str(os.getpid())).write_text(str(threads.background()))
         return real_normalized(cols, what)
 
     monkeypatch.setattr(workers_module, "normalized", recording)
