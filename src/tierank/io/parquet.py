@@ -112,8 +112,8 @@ def _read_numbers(files: list[str], names: tuple[str, ...]) -> tuple[pd.DataFram
     import pyarrow.parquet as pq
 
     try:
-        metadata = [pq.read_metadata(f) for f in files]
-        schemas = [pq.read_schema(f) for f in files]
+        readers = [pq.ParquetFile(f) for f in files]
+        metadata, schemas = [r.metadata for r in readers], [r.schema_arrow for r in readers]
     except (pa.ArrowException, OSError):
         return None
     if not _plain_numbers(schemas, names):
@@ -121,16 +121,16 @@ def _read_numbers(files: list[str], names: tuple[str, ...]) -> tuple[pd.DataFram
     types = [schemas[0].field(n).type for n in names]
     sizes = [m.num_rows for m in metadata]
     out = [np.empty(sum(sizes), dtype=t.to_pandas_dtype()) for t in types]
-    groups = [(f, g, m.row_group(g).num_rows) for f, m in zip(files, metadata) for g in range(m.num_row_groups)]
-    if sum(rows for _, _, rows in groups) != len(out[0]):
+    groups = [(f, m, g, m.row_group(g).num_rows) for f, m in zip(files, metadata) for g in range(m.num_row_groups)]
+    if sum(group[-1] for group in groups) != len(out[0]):
         return None
-    starts = np.cumsum([0] + [rows for _, _, rows in groups])
+    starts = np.cumsum([0] + [group[-1] for group in groups])
 
-    def read(group: tuple[str, int, int], at: int) -> bool:
+    def read(group: tuple[str, Any, int, int], at: int) -> bool:
         """Copies one row group into ``out`` from row ``at``; False if it is not as its metadata says."""
-        path, index, rows = group
-        try:
-            table = pq.ParquetFile(path).read_row_group(index, columns=list(names), use_threads=False)
+        path, meta, index, rows = group
+        try:   # the footer read once above, not once per row group (its size grows with the row groups)
+            table = pq.ParquetFile(path, metadata=meta).read_row_group(index, columns=list(names), use_threads=False)
             if table.num_rows != rows or any(c.null_count for c in table.columns):
                 return False
             for column, array in zip(table.columns, out):
@@ -275,10 +275,11 @@ def _file_starts(sizes: Any) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))[:-1]
 
 
-def _row_columns(frame: pd.DataFrame, kind: str, first_row: int, files: list[str], starts: np.ndarray
+def _row_columns(cols: pd.DataFrame | Columns, kind: str, first_row: int, files: list[str], starts: np.ndarray
                  ) -> _RowColumns:
-    """The Columns of ``frame``, rows of the dataset ``files`` (first rows ``starts``) from ``first_row`` on."""
-    cols = to_columns(frame, kind)
+    """The Columns of ``cols`` (a DataFrame or Columns), rows of the dataset ``files`` (first rows
+    ``starts``) from ``first_row`` on."""
+    cols = to_columns(cols, kind)
     return _RowColumns(query=cols.query, doc=cols.doc, value=cols.value, source=kind,
                        lines=first_row + np.arange(len(cols.value), dtype=np.int64), names=cols.names,
                        files=tuple(files), starts=starts)
@@ -320,8 +321,8 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None, row
     def columns(table: pa.Table, row0: int) -> Columns:   # a slice: its buffers are shared, not destructed
         if dataset.plain and not any(table.column(n).null_count for n in names):   # the arrays pandas would give
             query, doc, score = (table.column(n).to_numpy() for n in names)
-            return _RowColumns(query=query, doc=doc, value=score, source="run", names=names, files=tuple(files),
-                               lines=row0 + np.arange(len(score), dtype=np.int64), starts=starts)
+            arrays = Columns(query=query, doc=doc, value=score, source="run", names=names)
+            return _row_columns(arrays, "run", row0, files, starts)
         return _row_columns(table.to_pandas(split_blocks=True), "run", row0, files, starts)
 
     try:
