@@ -164,8 +164,28 @@ def test_blocks_of_plain_numbers_are_the_blocks_pandas_gives(tmp_path_factory, s
     assert [(row0, last) for _, row0, last in fast] == [(row0, last) for _, row0, last in slow]
     for (a, _, _), (b, _, _) in zip(fast, slow):
         assert a.names == b.names and a.source == b.source and a.files == b.files
+        assert [type(x) for x in (a.query, a.doc, a.value)] == [type(y) for y in (b.query, b.doc, b.value)]
         for x, y in ((a.query, b.query), (a.doc, b.doc), (a.value, b.value), (a.lines, b.lines)):
             assert np.asarray(x).dtype == np.asarray(y).dtype
             assert [repr(v) for v in np.asarray(x, dtype=object)] == [repr(v) for v in np.asarray(y, dtype=object)]
         for i in range(len(a.value)):
             assert a.row_text(i) == b.row_text(i) and a.where(i) == b.where(i)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_nan_scores_of_a_streamed_parquet_run_are_reported_as_pandas_reports_them(tmp_path, dtype, workers):
+    """A NaN stored as a value (not a null) in a float score column: the error of a DataFrame read by
+    pandas ("is missing"), streamed or not, with the blocks built from the Arrow arrays or not."""
+    q = np.repeat(np.arange(4), 5)
+    scores = np.arange(len(q), dtype=dtype)
+    scores[12] = np.nan
+    pq.write_table(pa.table({"query_id": q, "doc_id": np.tile(np.arange(5), 4), "score": scores}),
+                   tmp_path / "run.parquet", row_group_size=6)   # pyarrow keeps the NaN a value
+    qrels = pd.DataFrame({"query_id": q[::2], "doc_id": np.tile(np.arange(5), 4)[::2], "relevance": 1})
+    expected = _outcome(lambda: tierank.evaluate(qrels, pd.read_parquet(tmp_path / "run.parquet"), ["AP"]))
+    assert "score of document 2 for query 2 is missing" in expected
+    for stream in (True, False):
+        got = _outcome(lambda: tierank.evaluate(qrels, str(tmp_path / "run.parquet"), ["AP"], stream=stream,
+                                                block_rows=4, workers=workers))
+        assert got.endswith(expected), (stream, got)

@@ -319,8 +319,9 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None, row
     segment = None if rows is None else _Segment(batches, names[0], dataset.query_before(start), stop - start)
 
     def columns(table: pa.Table, row0: int) -> Columns:   # a slice: its buffers are shared, not destructed
-        if dataset.plain and not any(table.column(n).null_count for n in names):   # the arrays pandas would give
-            query, doc, score = (table.column(n).to_numpy() for n in names)
+        if dataset.plain and not any(table.column(n).null_count for n in names):
+            # the arrays a DataFrame's columns would hold (``frame[col].array``: NaN counts as missing)
+            query, doc, score = (pd.arrays.NumpyExtensionArray(table.column(n).to_numpy()) for n in names)
             arrays = Columns(query=query, doc=doc, value=score, source="run", names=names)
             return _row_columns(arrays, "run", row0, files, starts)
         return _row_columns(table.to_pandas(split_blocks=True), "run", row0, files, starts)
