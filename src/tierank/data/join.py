@@ -177,13 +177,15 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
             _duplicate_error(run, dup, "run")
         raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
 
+    # the judged lookup by a table of every key also finds repeated keys; otherwise the sorted blocks do
+    ranked_ids, n_q = sets.ranked_ids, len(sets.ranked_ids)
+    dense = _dense_keys(codes, n_q, len(run_d))
     ranking, keys = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
-                                   check_repeats=not repeats_checked)
+                                   check_repeats=not repeats_checked and not dense)
     labels, qrels_q = queries.labels, queries.qrels
     del queries
 
     # the judgments of evaluated queries, by (new query code, document): the judged lists and the lookup
-    ranked_ids, n_q = sets.ranked_ids, len(sets.ranked_ids)
     qrels_ptr = np.searchsorted(qkey, np.arange(len(sets.new_code) + 1, dtype=np.int64) * n_docs)
     sizes = np.diff(qrels_ptr)[ranked_ids]
     jrows = qsort[concat_ranges(qrels_ptr[:-1][ranked_ids], sizes)]
@@ -193,7 +195,13 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     jgrades = qrels.value[jrows]
 
     # grades of the run's rows: the qrels' grade, or NOT_IN_POOL
-    matched, at = _judged_rows(run_q, run_d, sets.new_code, n_docs, n_q, jkey, codes)
+    if dense:
+        matched, at, repeated_key = _dense_lookup(sets.new_code[run_q] * n_docs + run_d, jkey, n_q * n_docs,
+                                                  count_keys=not repeats_checked)
+    else:
+        matched, at = _find_judged(run_q, run_d, sets.new_code, n_docs, jkey,
+                                   _judged_candidates(run_d, codes.qrels, n_docs, codes.complete))
+        repeated_key = False
     if codes.hashed and not matches_equal(run.doc, matched if keep_rows is None else keep_rows[matched],
                                           qrels.doc, jrows[at]):
         raise HashCollision
@@ -208,9 +216,9 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     if ranking is not None:
         repeated, item_order, qptr = ranking.result()
     else:
-        repeated = not repeats_checked
+        repeated = not repeats_checked and not dense
         item_order, qptr = sort_ranked(sets.new_code[run_q], scores.astype(np.float64, copy=False), n_q)
-    if repeated:   # find the first repeated (query, document) row
+    if repeated or repeated_key:   # find the first repeated (query, document) row
         _check_no_repeats(run, run_q, run_d, n_docs, codes.hashed, keep_rows)
     del run_d, run_q, ranking, codes
     item_grades = row_grades[item_order]
@@ -286,26 +294,29 @@ class _TrecOrder:
         return trec_order_key(self.docs, self.rows)
 
 
-def _judged_rows(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_docs: int, n_q: int,
-                 jkey: np.ndarray, codes: DocCodes) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, at): the run rows (all of evaluated queries) whose (query, document) is judged, in row
-    order, and where they are in the sorted judged keys ``jkey``. When the keys of the ``n_q``
-    evaluated queries span few values for the rows (narrow integer document ids, a block of a
-    streamed run), a table of every key finds them; otherwise a search in ``jkey``."""
-    if codes.complete and n_q * n_docs <= DENSE_KEYS_PER_ROW * len(run_d) + DENSE_KEYS_MIN:
-        return _dense_lookup(new_code[run_q] * n_docs + run_d, jkey, n_q * n_docs)
-    return _find_judged(run_q, run_d, new_code, n_docs, jkey,
-                        _judged_candidates(run_d, codes.qrels, n_docs, codes.complete))
+def _dense_keys(codes: DocCodes, n_q: int, n_rows: int) -> bool:
+    """Whether the judged lookup of ``n_rows`` run rows of ``n_q`` evaluated queries uses a table of
+    every (query, document) key (:func:`_dense_lookup`): when the codes are complete and the keys span
+    few values for the rows (narrow integer document ids, a block of a streamed run); otherwise a
+    search in the sorted judged keys (:func:`_find_judged`)."""
+    return codes.complete and n_q * codes.size <= DENSE_KEYS_PER_ROW * n_rows + DENSE_KEYS_MIN
 
 
-def _dense_lookup(key: np.ndarray, jkey: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+def _dense_lookup(key: np.ndarray, jkey: np.ndarray, n_keys: int, count_keys: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, bool]:
     """:func:`_find_judged` for keys in ``[0, n_keys)``: a table of the position of each judged key
-    (-1: none), read once per row."""
+    (-1: none), read once per row. The third value, with ``count_keys``: whether a key is there twice
+    (fewer distinct keys than rows, counted in a table of flags; a repeated pair); else False."""
     table = np.full(n_keys, -1, dtype=np.int32 if len(jkey) < 2 ** 31 else np.int64)
     table[jkey] = np.arange(len(jkey), dtype=table.dtype)
     at = table[key]
     rows = np.flatnonzero(at >= 0)
-    return rows, at[rows].astype(np.int64)
+    repeated = False
+    if count_keys and len(key):
+        seen = np.zeros(n_keys, dtype=bool)
+        seen[key] = True
+        repeated = int(np.count_nonzero(seen)) != len(key)
+    return rows, at[rows].astype(np.int64), repeated
 
 
 def _find_judged(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_docs: int, jkey: np.ndarray,
