@@ -223,11 +223,13 @@ class QueryValues:
         return cls(res.per_query.index.to_numpy(), columns)
 
 
-def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray, opts: Options) -> QueryValues:
-    """:func:`tierank.evaluate` on checked columns, each run row standing at ``positions``: the values
-    of every evaluated query (not sorted: a batch needs no Results)."""
+def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray | int, opts: Options) -> QueryValues:
+    """:func:`tierank.evaluate` on checked columns, each run row standing at ``positions`` (an array; an
+    int: the position of the first row, the others following it): the values of every evaluated query
+    (not sorted: a batch needs no Results)."""
     lists = prepare_lists(qrels, run, missing=opts.missing, scores_as_float32=opts.trec_eval_version == 9)
-    lists.ranked.input_order = positions[lists.ranked.input_order]
+    rows = lists.ranked.input_order
+    lists.ranked.input_order = positions[rows] if isinstance(positions, np.ndarray) else rows + int(positions)
     if opts.judged_only or opts.max_docs is not None:   # as prepare_lists does, on the global positions
         kept = restrict(lists.ranked, lists.labels, judged_only=opts.judged_only, max_docs=opts.max_docs,
                         ties=opts.ties, bounds=opts.bounds, seed=opts.seed)

@@ -367,8 +367,9 @@ class _Driver:
         self.done: list[tuple[np.ndarray, np.ndarray, dict]] = []   # per block: ids, statuses, values
         self.empty_run: Columns | None = None
 
-    def add(self, run: Columns, pos: np.ndarray, check_grouped: bool) -> None:
-        """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]``."""
+    def add(self, run: Columns, pos: np.ndarray | int, check_grouped: bool) -> None:
+        """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]`` (an
+        int ``pos``: at ``pos + i``)."""
         run, _ = check_same_id_kinds(run, self.qrels)
         codes, uniques = _codes(run.query)
         if check_grouped:
@@ -392,8 +393,10 @@ class _Driver:
             self.used[kept_q] = True
             qrels = _take(self.qrels, self._qrels_rows(kept_q))
             if row_kept is not None:
-                run, pos = _take(run, np.flatnonzero(row_kept)), np.asarray(pos)[row_kept]
-            res = self.evaluate_block(qrels, run, np.asarray(pos), self.opts)
+                if not isinstance(pos, np.ndarray):
+                    pos = int(pos) + np.arange(len(row_kept), dtype=np.int64)
+                run, pos = _take(run, np.flatnonzero(row_kept)), pos[row_kept]
+            res = self.evaluate_block(qrels, run, pos, self.opts)
         self.done.append((uniques, status, E.aligned_values(uniques, res, self.opts)))
 
     def _qrels_rows(self, queries: np.ndarray) -> np.ndarray:
@@ -628,7 +631,9 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
         through temporary files (see the module docstring).
     evaluate_block : callable, optional
         ``(qrels, run, positions, options) -> QueryValues`` (:class:`tierank._engines.QueryValues`) for
-        each block of whole queries (default: the evaluation of :func:`tierank.evaluate`); the tie report
+        each block of whole queries, ``positions`` the run rows' row numbers in the whole run (an array,
+        or an int: the first row's, the others following it; default: the evaluation of
+        :func:`tierank.evaluate`); the tie report
         passes its own. It is called in this process, block by block (never by worker processes: it may
         keep what it sees, as the tie report does).
     workers : int, optional
@@ -701,7 +706,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
                 check_same_id_kinds(cols, q)
                 check_no_repeated_pairs(q, "qrels", driver.queries)
                 q_checked = True
-            driver.add(cols, row0 + np.arange(len(cols.value), dtype=np.int64), check_grouped=not (last and row0 == 0))
+            driver.add(cols, row0, check_grouped=not (last and row0 == 0))
     except _NotGrouped as err:
         if reader is not None:   # the first pass's reader stops before the second pass reads the run
             reader.close()

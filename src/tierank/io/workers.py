@@ -101,7 +101,7 @@ def _work(driver: Any, blocks: Callable[[], Iterator[tuple[Columns, int, bool]]]
             warnings.simplefilter("always")
             for cols, row0, _ in blocks():
                 cols = normalized(cols, "score")
-                driver.add(cols, row0 + np.arange(len(cols.value), dtype=np.int64), check_grouped=True)
+                driver.add(cols, row0, check_grouped=True)
                 with counter.get_lock():
                     counter.value += len(cols.value)
         if not caught:
