@@ -195,9 +195,11 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     jgrades = qrels.value[jrows]
 
     # grades of the run's rows: the qrels' grade, or NOT_IN_POOL
-    if dense:
-        matched, at, repeated_key = _dense_lookup(sets.new_code[run_q] * n_docs + run_d, jkey, n_q * n_docs,
-                                                  count_keys=not repeats_checked)
+    if dense:   # when every run query is evaluated, the run's query codes are already numbered alike
+        evaluated_q = run_q if keep_rows is None else sets.new_code[run_q]
+        matched, at, repeated_key = _dense_lookup(np.multiply(evaluated_q, n_docs, dtype=np.int64) + run_d, jkey,
+                                                  n_q * n_docs, count_keys=not repeats_checked)
+        del evaluated_q
     else:
         matched, at = _find_judged(run_q, run_d, sets.new_code, n_docs, jkey,
                                    _judged_candidates(run_d, codes.qrels, n_docs, codes.complete))
