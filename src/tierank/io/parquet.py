@@ -348,7 +348,7 @@ def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None, row
                     yield columns(table, row0), row0, True
                 return
             assert table is not None   # rows are pending until the last batch
-            k = _last_query_start(table.column(names[0]).combine_chunks())
+            k = _last_query_start(table.column(names[0]))   # chunked: only its last rows are read
             if k == 0:   # one query so far: read more rows before cutting
                 want *= 2
                 continue
