@@ -180,6 +180,27 @@ def test_repeated_integer_documents_are_found_in_grouped_runs(offset, ragged):
 
 
 @settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2 ** 54 - 1), max_size=40), st.lists(st.integers(0, 2 ** 54 - 1), max_size=20),
+       st.integers(0, 2 ** 54 - 1), st.data())
+def test_judged_candidates_keep_every_judged_row(run_codes, qrels_codes, low_bits, data):
+    """The candidates of the judged lookup (hashed codes of a wide range: a bitmap on their low bits)
+    hold every run row whose code is judged, in row order; codes sharing the low bits of a judged one
+    (as ``low_bits`` makes some) may be candidates too, the others are left out."""
+    qrels_codes = qrels_codes + [(c & ~0xFFFF) | (low_bits & 0xFFFF) for c in qrels_codes[:2]]
+    run_codes = run_codes + data.draw(st.lists(st.sampled_from(qrels_codes), max_size=10)) if qrels_codes else run_codes
+    run_codes = data.draw(st.permutations(run_codes))
+    run_d, qrels_d = np.array(run_codes, dtype=np.int64), np.array(qrels_codes, dtype=np.int64)
+    rows = join._judged_candidates(run_d, qrels_d, 2 ** 54, complete=True)
+    judged = set(qrels_codes)
+    assert set(i for i, c in enumerate(run_codes) if c in judged) <= set(rows.tolist())
+    assert (np.diff(rows) > 0).all() and all(0 <= r < len(run_codes) for r in rows.tolist())
+    # by hand: for at most 22 judged codes the bitmap has the fewest flags, 2**16, and keeps exactly the
+    # rows whose low 16 bits are those of a judged code
+    lows = {c & 0xFFFF for c in qrels_codes}
+    assert rows.tolist() == [i for i, c in enumerate(run_codes) if c & 0xFFFF in lows]
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.integers(1, 6), st.integers(1, 30), st.data())
 def test_dense_lookup_finds_what_the_search_finds(n_q, n_docs, data):
     n_keys = n_q * n_docs

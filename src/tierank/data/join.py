@@ -351,8 +351,9 @@ def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, comp
         judged = np.zeros(n_docs, dtype=bool)
         judged[qrels_d] = True
         return np.flatnonzero(judged[run_d])
-    # codes of a wide range (hashes): a bitmap on their low bits leaves out most unjudged rows
-    low = np.int64((1 << min(max(int(8 * len(qrels_d)).bit_length(), 16), 30)) - 1)
+    # codes of a wide range (hashes): a bitmap on their low bits leaves out most unjudged rows (about 32
+    # bits per judged row keeps 1 in 32 or fewer of them, up to 64 MB of flags)
+    low = np.int64((1 << min(max(int(32 * len(qrels_d)).bit_length(), 16), 26)) - 1)
     judged = np.zeros(int(low) + 1, dtype=bool)
     judged[qrels_d & low] = True
     block = 1 << 20
