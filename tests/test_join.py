@@ -184,10 +184,12 @@ def test_repeated_integer_documents_are_found_in_grouped_runs(offset, ragged):
        st.integers(0, 2 ** 54 - 1), st.data())
 def test_judged_candidates_keep_every_judged_row(run_codes, qrels_codes, low_bits, data):
     """The candidates of the judged lookup (hashed codes of a wide range: a bitmap on their low bits)
-    hold every run row whose code is judged, in row order; codes sharing the low bits of a judged one
-    (as ``low_bits`` makes some) may be candidates too, the others are left out."""
-    qrels_codes = qrels_codes + [(c & ~0xFFFF) | (low_bits & 0xFFFF) for c in qrels_codes[:2]]
-    run_codes = run_codes + data.draw(st.lists(st.sampled_from(qrels_codes), max_size=10)) if qrels_codes else run_codes
+    hold every run row whose code is judged, in row order; a code sharing the low bits of a judged one
+    is a candidate too, the others are left out."""
+    qrels_codes = qrels_codes + [(c & ~0xFFFF) | (low_bits & 0xFFFF) for c in qrels_codes[:2]]   # low bits shared
+    if qrels_codes:   # judged codes, and unjudged ones with a judged code's low bits
+        run_codes = run_codes + data.draw(st.lists(st.sampled_from(qrels_codes), max_size=10))
+        run_codes = run_codes + [c ^ (1 << 40) for c in qrels_codes[:2] if c ^ (1 << 40) not in qrels_codes]
     run_codes = data.draw(st.permutations(run_codes))
     run_d, qrels_d = np.array(run_codes, dtype=np.int64), np.array(qrels_codes, dtype=np.int64)
     rows = join._judged_candidates(run_d, qrels_d, 2 ** 54, complete=True)

@@ -632,10 +632,9 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     evaluate_block : callable, optional
         ``(qrels, run, positions, options) -> QueryValues`` (:class:`tierank._engines.QueryValues`) for
         each block of whole queries, ``positions`` the run rows' row numbers in the whole run (an array,
-        or an int: the first row's, the others following it; default: the evaluation of
-        :func:`tierank.evaluate`); the tie report
-        passes its own. It is called in this process, block by block (never by worker processes: it may
-        keep what it sees, as the tie report does).
+        or an int: the first row's, the others following it); default: the evaluation of
+        :func:`tierank.evaluate`; the tie report passes its own. It is called in this process, block by
+        block (never by worker processes: it may keep what it sees, as the tie report does).
     workers : int, optional
         Processes evaluating a Parquet run, each its own range of row groups (:mod:`tierank.io.workers`):
         by default one per core (at most 8) when the run has over 2**21 rows per worker; 1: this
