@@ -177,11 +177,12 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
             _duplicate_error(run, dup, "run")
         raise InputError("no query is both in the run and in the qrels: nothing to evaluate")
 
-    # the judged lookup by a table of every key also finds repeated keys; otherwise the sorted blocks do
+    # repeats not checked yet: the judged lookup by a table of every key finds them; otherwise the sort does
     ranked_ids, n_q = sets.ranked_ids, len(sets.ranked_ids)
     dense = _dense_keys(codes, n_q, len(run_d))
+    sort_checks_repeats = not repeats_checked and not dense
     ranking, keys = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
-                                   check_repeats=not repeats_checked and not dense)
+                                   check_repeats=sort_checks_repeats)
     labels, qrels_q = queries.labels, queries.qrels
     del queries
 
@@ -218,7 +219,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     if ranking is not None:
         repeated, item_order, qptr = ranking.result()
     else:
-        repeated = not repeats_checked and not dense
+        repeated = sort_checks_repeats   # the full check below sorts every key
         item_order, qptr = sort_ranked(sets.new_code[run_q], scores.astype(np.float64, copy=False), n_q)
     if repeated or repeated_key:   # find the first repeated (query, document) row
         _check_no_repeats(run, run_q, run_d, n_docs, codes.hashed, keep_rows)
