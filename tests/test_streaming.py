@@ -562,6 +562,35 @@ def _run_texts(draw):
     return end.join(lines) + draw(st.sampled_from(["", end]))
 
 
+_LINE_PROBLEMS = ["q0 Q0 dx 1 high t", "q0 Q0 dx 1", "q0 Q0 dx 1 nan t", "q0\tQ0  dx 1 - t"]
+_TEXT_PROBLEMS = ["q0 Q0 d\x00x 1 1 t", "q0 Q0 dx 1 1 t\x07", "q0 Q0 d\xe9 1 1 t"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_run_texts(), block_rows=st.integers(1, 12), read_bytes=st.integers(1, 80), data=st.data())
+def test_blocks_report_the_first_bad_line_as_in_memory(tmp_path, monkeypatch, text, block_rows, read_bytes, data):
+    """Whatever the blocks and the reads, the error of a streamed run is the one of its first bad line,
+    with the message and the line of the whole file's reading."""
+    from tierank.io import stream, trec
+
+    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    lines = text.split("\n")
+    if data.draw(st.booleans(), "two line problems"):   # the first of two bad lines is named
+        bad = [data.draw(st.sampled_from(_LINE_PROBLEMS)) for _ in range(2)]
+    else:   # a byte that is not text (the whole file's reading checks these before the lines)
+        bad = [data.draw(st.sampled_from(_LINE_PROBLEMS + _TEXT_PROBLEMS))]
+    for problem in bad:
+        lines.insert(data.draw(st.integers(0, len(lines))), problem)
+    path = tmp_path / "run.txt"
+    path.write_bytes("\n".join(lines).encode("latin-1"))
+    with pytest.raises(InputError) as whole:
+        trec.read_run_columns(str(path))
+    with pytest.raises(InputError) as streamed:
+        for _ in trec_blocks(str(path), block_rows, progress=False):
+            pass
+    assert (streamed.value.message, streamed.value.line) == (whole.value.message, whole.value.line)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=_run_texts(), block_rows=st.integers(1, 12), read_bytes=st.integers(1, 80))
 def test_blocks_at_any_read_size(tmp_path, monkeypatch, text, block_rows, read_bytes):

@@ -412,8 +412,10 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     names = [str(i) for i in range(n_cols)]
     # fields that are not read (Q0, rank, tag, iter) as bytes: the text was checked before (UTF-8)
     types = {n: pa.binary() for n in names}
-    types[str(layout.qid)] = pa.string()   # not a dictionary: building one and casting it back costs more
-    types[str(layout.docid)] = pa.string()
+    # ids: not a dictionary (building one and casting it back costs more); large strings, as pandas'
+    # Arrow-backed string arrays hold them (no cast of the offsets afterwards)
+    types[str(layout.qid)] = pa.large_string()
+    types[str(layout.docid)] = pa.large_string()
     types[str(layout.value)] = pa.float64()
     try:
         table = pcsv.read_csv(
