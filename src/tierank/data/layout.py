@@ -16,6 +16,8 @@ from .ranked import concat_ranges
 
 __all__ = ["SortKeys", "Blocks"]
 
+_U32_PAD = 2 ** 32 - 1   # pads uint32 rows: no code
+
 
 @dataclass
 class SortKeys:
@@ -120,13 +122,20 @@ class Blocks:
 
     def has_repeats(self, docs: np.ndarray, n_docs: int) -> bool:
         """Whether a block holds a document code twice (codes in [0, n_docs); rows sorted, no hash
-        table). Codes below 2**32 - 1 are sorted as uint32: half the memory, a faster sort."""
-        small = n_docs < 2 ** 32 - 1
-        pad = 2 ** 32 - 1 if small else -1   # the padding is no code
-        codes = docs.astype(np.uint32) if small else docs
+        table). Codes are sorted as uint32, half the memory of int64 and a faster sort: as they are
+        when below 2**32 - 1; wider codes (hashed string ids) by their low 32 bits, which equal codes
+        share, and as int64 only when two codes of a block share them or one is the padding."""
+        if n_docs < _U32_PAD:
+            return self._repeats(docs.astype(np.uint32), _U32_PAD)
+        low = np.bitwise_and(docs, 0xFFFFFFFF).astype(np.uint32)
+        if not (low == _U32_PAD).any() and not self._repeats(low, _U32_PAD):
+            return False
+        return self._repeats(docs.copy(), -1)
+
+    def _repeats(self, codes: np.ndarray, pad: int) -> bool:
+        """Whether a row of the matrix of ``codes`` (padded with ``pad``, which is no code) holds a
+        value twice. ``codes`` is sorted in place when every block is full: not the caller's array."""
         rows = self.matrix(codes, pad)
-        if self.flat is None and not small:
-            rows = rows.copy()   # a reshape of the codes themselves
         rows.sort(axis=1)
         return bool(((rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] != pad)).any())
 
