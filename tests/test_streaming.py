@@ -570,10 +570,13 @@ _TEXT_PROBLEMS = ["q0 Q0 d\x00x 1 1 t", "q0 Q0 dx 1 1 t\x07", "q0 Q0 d\xe9 1 1 t
 @given(text=_run_texts(), block_rows=st.integers(1, 12), read_bytes=st.integers(1, 80), data=st.data())
 def test_blocks_report_the_first_bad_line_as_in_memory(tmp_path, monkeypatch, text, block_rows, read_bytes, data):
     """Whatever the blocks and the reads, the error of a streamed run is the one of its first bad line,
-    with the message and the line of the whole file's reading."""
+    with the message and the line of the whole file's reading; so too when the lines are parsed in line
+    (no background thread) instead of beside the text check."""
+    import tierank._threads as threads
     from tierank.io import stream, trec
 
     monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(threads, "_SINGLE_THREADED", data.draw(st.booleans(), "threads off"))
     lines = text.split("\n")
     if data.draw(st.booleans(), "two line problems"):   # the first of two bad lines is named
         bad = [data.draw(st.sampled_from(_LINE_PROBLEMS)) for _ in range(2)]
@@ -619,3 +622,28 @@ def test_blocks_at_any_read_size(tmp_path, monkeypatch, text, block_rows, read_b
     assert last and rows == len(whole.value)
     for i, part in enumerate((whole.query, whole.doc, whole.value, whole.lines)):
         assert np.concatenate([g[i] for g in got]).tolist() == np.asarray(part, dtype=object).tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.binary(max_size=6).map(lambda b: b.replace(b"\n", b"")), max_size=25),
+       end=st.booleans(), read_bytes=st.integers(1, 12), asks=st.lists(st.integers(0, 40), max_size=12))
+def test_pending_text_holds_the_bytes_read_and_cuts_at_line_ends(lines, end, read_bytes, asks):
+    """The reader's buffer of chunks: after any reads and cuts it holds exactly the bytes not yet cut,
+    counts their line ends, and places the j-th line end where the bytes have it."""
+    from tierank.io.stream import _Pending
+
+    text = b"\n".join(lines) + (b"\n" if end and lines else b"")
+    chunks = iter([text[i:i + read_bytes] for i in range(read_bytes, len(text), read_bytes)] + [b""])
+    held = _Pending(lambda: next(chunks), text[:read_bytes])
+    cut = 0   # bytes of the text cut off so far
+    for ask in asks:
+        held.fill(ask)
+        rest = text[cut:cut + held.size]
+        assert rest == held.head(held.size) and held.n_lines == rest.count(b"\n")
+        assert held.n_lines >= ask or (held.eof and cut + held.size == len(text))
+        if held.n_lines:
+            j = 1 + ask % held.n_lines
+            stop = held.line_end(j)
+            assert rest[:stop].count(b"\n") == j and rest[stop - 1:stop] == b"\n"
+            held.drop(stop)
+            cut += stop

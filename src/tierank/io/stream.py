@@ -10,7 +10,9 @@ How it works
    start of the next block, so every block holds whole queries (a query longer than a block makes the
    block grow until it ends).
    Each block is parsed with the rules and messages of :func:`tierank.io.trec.read_run` (pyarrow's CSV
-   reader, the same checks; errors name the file and the line of the whole file).
+   reader, the same checks; errors name the file and the line of the whole file), on a second thread
+   while the reading thread checks that the block is text and reads the next lines (the parser releases
+   the GIL; the text check's error comes first, as when the whole file is read).
 3. Each block is evaluated as :mod:`tierank.spark` and :mod:`tierank.dask` evaluate a partition
    (:func:`tierank._engines._evaluate`: the local join, ``-M``/``-J`` and kernels), every run row
    standing at its row number in the whole file, so ``ties="input"`` and ``ties="random"`` (which
@@ -50,6 +52,7 @@ import queue
 import tempfile
 import threading
 import zlib
+from concurrent.futures import wait
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, cast
 
@@ -60,6 +63,7 @@ import pyarrow.compute as pc
 
 from .. import _engines as E
 from .._progress import ProgressBar
+from .._threads import in_background
 from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from ..data.ids import query_codes
 from ..data.join import check_no_repeated_pairs
@@ -92,17 +96,33 @@ class _NotGrouped(Exception):
 # ------------------------------------------------------------------------------------ TREC blocks
 
 
-def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None) -> Columns | None:
+def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
+                 meanwhile: Callable[[], None] | None = None) -> Columns | None:
     """The run rows of ``data`` (whole lines, the first being line ``first_line`` of the file), with
     the rules and messages of :func:`tierank.io.trec.read_run` (``layout``: TREC by default, or MS
-    MARCO); None when it holds no run line."""
+    MARCO); None when it holds no run line.
+
+    The lines are parsed on a background thread (pyarrow's parser releases the GIL) while this thread
+    checks that ``data`` is text, then calls ``meanwhile()`` (the reader reads on). The text check's
+    error comes first, as when the whole file is read."""
     layout = trec._RUN if layout is None else layout
+    parsing = in_background(_columns_of_lines, data, name, first_line, layout)
     try:
-        trec._check_text(data, name)
-    except InputError as err:
-        if err.line is None or err.file != name:
-            raise
-        raise InputError(err.message, file=name, line=err.line + first_line - 1) from None
+        try:
+            trec._check_text(data, name)
+        except InputError as err:
+            if err.line is None or err.file != name:
+                raise
+            raise InputError(err.message, file=name, line=err.line + first_line - 1) from None
+        if meanwhile is not None:
+            meanwhile()
+    except BaseException:
+        wait([parsing])   # the parse ends before the error leaves (its own error is not the first)
+        raise
+    return parsing.result()
+
+
+def _columns_of_lines(data: bytes, name: str, first_line: int, layout: Any) -> Columns | None:
     split, rows, values = trec.check_lines(data, name, layout, first_line)
     if not len(rows):
         return None
@@ -264,78 +284,137 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
         total = os.fstat(base.fileno()).st_size
     raw = _Prefixed(base, tee)
     bar = ProgressBar(progress, total, os.path.basename(name), "B")
-    layout = None
     try:
-        gz = raw.prefix == b"\x1f\x8b"
-        fh: Any = gzip.GzipFile(fileobj=cast(Any, raw), mode="rb") if gz else raw
-        pending: list[bytes] = []
-        ends: list[np.ndarray] = []   # the line ends of each pending chunk, as places in their join
-        size = 0                      # bytes in pending
-        n_pending = 0                 # line ends in pending
-        eof, first_chunk = False, True
-        line0, row0, want = 1, 0, block_rows
-        seen_text = False
+        fh: Any = gzip.GzipFile(fileobj=cast(Any, raw), mode="rb") if raw.prefix == b"\x1f\x8b" else raw
         at = 0
-        while True:
-            while n_pending < want and not eof:
-                try:
-                    chunk = fh.read(_READ_BYTES)
-                except (OSError, EOFError, zlib.error) as err:
-                    raise InputError(f"not a valid gzip file ({err})", file=name) from None
-                bar.update(raw.count - at)
-                at = raw.count
-                if not chunk:
-                    eof = True
-                    break
-                if first_chunk:
-                    first_chunk = False
-                    if source is not None and source.is_stdin:
-                        source.head = chunk[: 1 << 16]
-                    if chunk.startswith(trec._BOM):
-                        chunk = chunk[len(trec._BOM):]
-                    layout = trec.layout_of("run", format, chunk)
-                pending.append(chunk)
-                ends.append(_newlines(chunk) + size)   # each byte is scanned for line ends once
-                size += len(chunk)
-                n_pending += len(ends[-1])
-            data = b"".join(pending)
-            nl = ends[0] if len(ends) == 1 else np.concatenate(ends or [np.zeros(0, np.intp)])
-            cut = len(data) if eof and n_pending <= want else int(nl[want - 1]) + 1
-            block = data[:cut]
-            last = eof and cut == len(data)
-            seen_text = seen_text or bool(block.strip())
-            if layout is None:   # an empty file
-                layout = trec.layout_of("run", format, b"")
-            cols = _parse_lines(block, name, line0, layout)
-            if last:
-                if cols is None and row0 == 0:
-                    what = "the file is empty" if not seen_text else "the file holds only blank and comment lines"
-                    raise InputError(f"no run line: {what} (expected lines '{layout.fields}')",
-                                     file=name, line=1)
-                if cols is not None:
-                    yield cols, row0, True
-                return
-            if cols is None:   # only blank and comment lines (exactly `want` of them): skip them
-                line0 += want
-                keep = want
-            else:
-                k = _last_query_start(cols.query)
-                if k == 0:   # one query so far: read more lines before cutting
-                    want *= 2
-                    pending, ends = [data], [nl]
-                    continue
-                assert cols.lines is not None
-                keep = int(cols.lines[k]) - line0     # lines of the block before the held-back query
-                yield _take(cols, slice(0, k)), row0, False
-                row0 += k
-                line0 = int(cols.lines[k])
-                want = block_rows
-            start = 0 if keep == 0 else int(nl[keep - 1]) + 1
-            pending, ends = [data[start:]], [nl[keep:] - start]
-            size, n_pending = len(pending[0]), len(nl) - keep
+
+        def read() -> bytes:
+            nonlocal at
+            try:
+                chunk = fh.read(_READ_BYTES)
+            except (OSError, EOFError, zlib.error) as err:
+                raise InputError(f"not a valid gzip file ({err})", file=name) from None
+            bar.update(raw.count - at)
+            at = raw.count
+            return chunk
+        first = read()
+        if source is not None and source.is_stdin:
+            source.head = first[: 1 << 16]
+        if first.startswith(trec._BOM):
+            first = first[len(trec._BOM):]
+        yield from _line_blocks(_Pending(read, first), name, trec.layout_of("run", format, first), block_rows)
     finally:
         bar.close()
         base.close()
+
+
+class _Pending:
+    """Text read from a file and not yet cut into blocks: chunks as read (no copy until a block is
+    cut), each scanned once for its line ends. ``fill`` reads on until enough lines are held;
+    ``prefetch`` does too but keeps a read error for the ``fill`` that needs those bytes."""
+
+    def __init__(self, read: Callable[[], bytes], first: bytes) -> None:
+        self._read = read
+        self.chunks: list[memoryview] = []
+        self.ends: list[np.ndarray] = []    # the line ends of each chunk, as places in that chunk
+        self.size = 0                       # bytes held
+        self.n_lines = 0                    # line ends held
+        self.eof = not first
+        self.error: InputError | None = None
+        self._add(first)
+
+    def _add(self, chunk: bytes) -> None:
+        if chunk:
+            self.chunks.append(memoryview(chunk))
+            self.ends.append(_newlines(chunk))
+            self.size += len(chunk)
+            self.n_lines += len(self.ends[-1])
+
+    def fill(self, lines: int) -> None:
+        """Read until ``lines`` line ends are held or the text ends."""
+        while self.n_lines < lines and not self.eof:
+            if self.error is not None:
+                raise self.error
+            chunk = self._read()
+            self.eof = not chunk
+            self._add(chunk)
+
+    def prefetch(self, lines: int) -> None:
+        try:
+            self.fill(lines)
+        except InputError as err:
+            self.error = err
+
+    def line_end(self, j: int) -> int:
+        """The place just after the ``j``-th line end held (1-based; ``j <= n_lines``)."""
+        before = 0
+        for chunk, ends in zip(self.chunks, self.ends):
+            if j <= len(ends):
+                return before + int(ends[j - 1]) + 1
+            j -= len(ends)
+            before += len(chunk)
+        raise AssertionError("fewer line ends held than asked for")
+
+    def head(self, stop: int) -> bytes:
+        """The first ``stop`` bytes held (one copy)."""
+        parts, left = [], stop
+        for chunk in self.chunks:
+            if left <= 0:
+                break
+            parts.append(chunk[:left])
+            left -= len(chunk)
+        return b"".join(parts)
+
+    def drop(self, stop: int) -> None:
+        """Forget the first ``stop`` bytes held (whole lines)."""
+        while stop and stop >= len(self.chunks[0]):
+            stop -= len(self.chunks[0])
+            self.size -= len(self.chunks[0])
+            self.n_lines -= len(self.ends[0])
+            del self.chunks[0], self.ends[0]
+        if stop:
+            ends = self.ends[0]
+            gone = int(np.searchsorted(ends, stop))   # line ends before the cut
+            self.chunks[0] = self.chunks[0][stop:]
+            self.ends[0] = ends[gone:] - stop
+            self.size -= stop
+            self.n_lines -= gone
+
+
+def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Iterator[tuple[Columns, int, bool]]:
+    """The blocks of :func:`trec_blocks`: ``block_rows`` lines are parsed (while the next lines are
+    read), the rows of their last query are held back and parsed again at the start of the next block."""
+    line0, row0, want = 1, 0, block_rows
+    seen_text = False
+    while True:
+        text.fill(want)
+        last = text.eof and text.n_lines <= want
+        block = text.head(text.size if last else text.line_end(want))
+        seen_text = seen_text or bool(block.strip())
+        read_on = None if last else (lambda: text.prefetch(want + block_rows))
+        cols = _parse_lines(block, name, line0, layout, meanwhile=read_on)
+        if last:
+            if cols is None and row0 == 0:
+                what = "the file is empty" if not seen_text else "the file holds only blank and comment lines"
+                raise InputError(f"no run line: {what} (expected lines '{layout.fields}')", file=name, line=1)
+            if cols is not None:
+                yield cols, row0, True
+            return
+        if cols is None:   # only blank and comment lines (exactly `want` of them): skip them
+            keep = want
+            line0 += want
+        else:
+            k = _last_query_start(cols.query)
+            if k == 0:   # one query so far: read more lines before cutting
+                want *= 2
+                continue
+            assert cols.lines is not None
+            keep = int(cols.lines[k]) - line0     # lines of the block before the held-back query
+            yield _take(cols, slice(0, k)), row0, False
+            row0 += k
+            line0 = int(cols.lines[k])
+            want = block_rows
+        text.drop(text.line_end(keep) if keep else 0)
 
 
 # ---------------------------------------------------------------------------------------- the driver
