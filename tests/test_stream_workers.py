@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import tierank
@@ -71,6 +71,8 @@ def _tables(rng, n_q, int_ids, long_queries):
        n_workers=st.integers(2, 4), block_rows=st.integers(1, 50), int_ids=st.booleans(),
        long_queries=st.booleans(), ties=st.sampled_from(TIES), missing=st.sampled_from(["skip", "zero"]),
        files=st.integers(1, 3))
+@example(seed=49, n_q=2, group_rows=1, n_workers=2, block_rows=1, int_ids=False, long_queries=False,
+         ties="expected", missing="skip", files=1)   # no run row judged: both paths raise "nothing to evaluate"
 def test_workers_equal_in_memory(tmp_path_factory, monkeypatch, seed, n_q, group_rows, n_workers, block_rows,
                                  int_ids, long_queries, ties, missing, files):
     rng = np.random.default_rng(seed)
@@ -80,8 +82,15 @@ def test_workers_equal_in_memory(tmp_path_factory, monkeypatch, seed, n_q, group
     for i, (a, b) in enumerate(zip(np.r_[0, cuts], np.r_[cuts, len(run)])):
         run.iloc[a:b].to_parquet(folder / f"part{i}.parquet", row_group_size=group_rows)
     bounds = ties not in ("input", "trec_eval", "random")
-    expected, warned = _evaluate(qrels, run, ties=ties, bounds=bounds, missing=missing)
     paths = _Paths(monkeypatch)
+    try:
+        expected, warned = _evaluate(qrels, run, ties=ties, bounds=bounds, missing=missing)
+    except tierank.InputError as err:   # no run row judged (a small run): the same error from the workers' path
+        with pytest.raises(tierank.InputError) as streamed:
+            _evaluate(qrels, str(folder), ties=ties, bounds=bounds, missing=missing, block_rows=block_rows,
+                      workers=n_workers)
+        assert str(streamed.value) == str(err)
+        return
     got, got_warned = _evaluate(qrels, str(folder), ties=ties, bounds=bounds, missing=missing,
                                 block_rows=block_rows, workers=n_workers)
     _same(got, expected)
