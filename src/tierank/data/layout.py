@@ -122,22 +122,35 @@ class Blocks:
 
     def has_repeats(self, docs: np.ndarray, n_docs: int) -> bool:
         """Whether a block holds a document code twice (codes in [0, n_docs); rows sorted, no hash
-        table). Codes are sorted as uint32, half the memory of int64 and a faster sort: as they are
+        table). The codes are sorted as uint32 (half the memory of int64, a faster sort): as they are
         when below 2**32 - 1; wider codes (hashed string ids) by their low 32 bits, which equal codes
-        share, and as int64 only when two codes of a block share them or one is the padding."""
-        if n_docs < _U32_PAD:
-            return self._repeats(docs.astype(np.uint32), _U32_PAD)
-        low = np.bitwise_and(docs, 0xFFFFFFFF).astype(np.uint32)
-        if not (low == _U32_PAD).any() and not self._repeats(low, _U32_PAD):
-            return False
-        return self._repeats(docs.copy(), -1)
+        share, and then only the blocks where two codes share them (or a code's low bits are the
+        padding) are checked on the whole codes."""
+        low = docs.astype(np.uint32)   # the codes, or the low 32 bits of wider ones (a cast wraps)
+        at_pad = np.flatnonzero(low == _U32_PAD) if n_docs >= _U32_PAD else None
+        suspect = self._rows_repeating(low)   # sorts ``low`` in place
+        if at_pad is None:
+            return bool(suspect.any())
+        suspect[np.searchsorted(self.qptr, at_pad, side="right") - 1] = True
+        return self._blocks_repeat(docs, np.flatnonzero(suspect))
 
-    def _repeats(self, codes: np.ndarray, pad: int) -> bool:
-        """Whether a row of the matrix of ``codes`` (padded with ``pad``, which is no code) holds a
-        value twice. ``codes`` is sorted in place when every block is full: not the caller's array."""
-        rows = self.matrix(codes, pad)
+    def _rows_repeating(self, low: np.ndarray) -> np.ndarray:
+        """Per block: whether two of its uint32 values are equal (``low`` is sorted in place when every
+        block is full: not the caller's array)."""
+        rows = self.matrix(low, _U32_PAD)
         rows.sort(axis=1)
-        return bool(((rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] != pad)).any())
+        return ((rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] != _U32_PAD)).any(axis=1)
+
+    def _blocks_repeat(self, docs: np.ndarray, blocks: np.ndarray) -> bool:
+        """Whether one of ``blocks`` holds a code of ``docs`` twice (sorted by block, then code)."""
+        if not len(blocks):
+            return False
+        sizes = self.qptr[blocks + 1] - self.qptr[blocks]
+        codes = docs[concat_ranges(self.qptr[blocks], sizes)]
+        block = np.repeat(np.arange(len(blocks)), sizes)
+        order = np.lexsort((codes, block))
+        codes, block = codes[order], block[order]
+        return bool(((codes[1:] == codes[:-1]) & (block[1:] == block[:-1])).any())
 
     def sort(self, keys: np.ndarray, pad: object, new_code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(order, qptr): rows sorted by key within each block, blocks in ``new_code`` order.

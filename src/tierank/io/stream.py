@@ -123,6 +123,7 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
 
 
 def _columns_of_lines(data: bytes, name: str, first_line: int, layout: Any) -> Columns | None:
+    """The run rows of the lines of ``data`` (checked by :func:`tierank.io.trec.check_lines`), or None."""
     split, rows, values = trec.check_lines(data, name, layout, first_line)
     if not len(rows):
         return None
