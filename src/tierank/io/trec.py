@@ -410,7 +410,8 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     else:
         delimiter = " "
     names = [str(i) for i in range(n_cols)]
-    # fields that are not read (Q0, rank, tag, iter) as bytes: the text was checked before (UTF-8)
+    # fields that are not read (Q0, rank, tag, iter) as bytes: the caller checks the text (UTF-8, no
+    # control characters), and its error comes before any of the parse's
     types = {n: pa.binary() for n in names}
     # ids: not a dictionary (building one and casting it back costs more); large strings, as pandas'
     # Arrow-backed string arrays hold them (no cast of the offsets afterwards)
