@@ -299,6 +299,11 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
             at = raw.count
             return chunk
         first = read()
+        while first and len(first) < 1 << 16 and trec._first_data_line(first) is None:
+            more = read()   # the layout is told from a whole first data line, whatever the read size
+            if not more:
+                break
+            first += more
         if source is not None and source.is_stdin:
             source.head = first[: 1 << 16]
         if first.startswith(trec._BOM):
