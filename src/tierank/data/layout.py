@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from .ids import first_duplicate
 from .ranked import concat_ranges
 
 __all__ = ["SortKeys", "Blocks"]
@@ -122,17 +123,17 @@ class Blocks:
 
     def has_repeats(self, docs: np.ndarray, n_docs: int) -> bool:
         """Whether a block holds a document code twice (codes in [0, n_docs); rows sorted, no hash
-        table). The codes are sorted as uint32 (half the memory of int64, a faster sort): as they are
-        when below 2**32 - 1; wider codes (hashed string ids) by their low 32 bits, which equal codes
-        share, and then only the blocks where two codes share them (or a code's low bits are the
-        padding) are checked on the whole codes."""
+        table over every row). The codes are sorted as uint32 (half the memory of int64, a faster
+        sort): as they are when below 2**32 - 1; wider codes (hashed string ids) by their low 32 bits,
+        which equal codes share, and then only the blocks where two codes share them (or a code's low
+        bits are the padding) are checked on the whole codes."""
         low = docs.astype(np.uint32)   # the codes, or the low 32 bits of wider ones (a cast wraps)
         at_pad = np.flatnonzero(low == _U32_PAD) if n_docs >= _U32_PAD else None
         suspect = self._rows_repeating(low)   # sorts ``low`` in place
         if at_pad is None:
             return bool(suspect.any())
         suspect[np.searchsorted(self.qptr, at_pad, side="right") - 1] = True
-        return self._blocks_repeat(docs, np.flatnonzero(suspect))
+        return self._blocks_repeat(docs, np.flatnonzero(suspect), n_docs)
 
     def _rows_repeating(self, low: np.ndarray) -> np.ndarray:
         """Per block: whether two of its uint32 values are equal (``low`` is sorted in place when every
@@ -141,16 +142,12 @@ class Blocks:
         rows.sort(axis=1)
         return ((rows[:, 1:] == rows[:, :-1]) & (rows[:, 1:] != _U32_PAD)).any(axis=1)
 
-    def _blocks_repeat(self, docs: np.ndarray, blocks: np.ndarray) -> bool:
-        """Whether one of ``blocks`` holds a code of ``docs`` twice (sorted by block, then code)."""
-        if not len(blocks):
-            return False
+    def _blocks_repeat(self, docs: np.ndarray, blocks: np.ndarray, n_docs: int) -> bool:
+        """Whether one of ``blocks`` holds a code of ``docs`` twice: a repeated ``block * n_docs + code``
+        key (these fit int64, as the join's ``query * n_docs + code`` keys do)."""
         sizes = self.qptr[blocks + 1] - self.qptr[blocks]
-        codes = docs[concat_ranges(self.qptr[blocks], sizes)]
-        block = np.repeat(np.arange(len(blocks)), sizes)
-        order = np.lexsort((codes, block))
-        codes, block = codes[order], block[order]
-        return bool(((codes[1:] == codes[:-1]) & (block[1:] == block[:-1])).any())
+        block = np.repeat(np.arange(len(blocks), dtype=np.int64), sizes)
+        return first_duplicate(block * n_docs + docs[concat_ranges(self.qptr[blocks], sizes)]) is not None
 
     def sort(self, keys: np.ndarray, pad: object, new_code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(order, qptr): rows sorted by key within each block, blocks in ``new_code`` order.
