@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tierank-installed
+DEMO_STAMP := $(VENV)/.tierank-demo-installed
 
 BENCH_VENV ?= .venv-bench
 BENCH_PY := $(BENCH_VENV)/bin/python
@@ -10,9 +11,15 @@ BENCH_STAMP := $(BENCH_VENV)/.tierank-bench-installed
 
 .PHONY: test demo install clean bench bench-quick chromium docs
 
-$(STAMP): pyproject.toml
+# the demo needs only the core and the plot extra (well under a minute); `make test` adds every extra to the
+# same environment
+$(DEMO_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[plot]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
@@ -27,7 +34,7 @@ chromium:
 test: $(STAMP) chromium
 	TIERANK_REQUIRE_CHROMIUM=1 $(PY) -m pytest -q
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	PYTHON=$(abspath $(PY)) sh examples/demo.sh
 
 $(BENCH_STAMP): pyproject.toml
