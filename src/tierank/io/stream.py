@@ -308,7 +308,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
             source.head = first[: 1 << 16]
         if first.startswith(trec._BOM):
             first = first[len(trec._BOM):]
-        yield from _line_blocks(_Pending(read, first), name, trec.layout_of("run", format, first), block_rows)
+        yield from _line_blocks(_Pending(read, first), name, trec.layout_of("run", format, first, name), block_rows)
     finally:
         bar.close()
         base.close()
