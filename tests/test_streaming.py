@@ -562,8 +562,11 @@ def _run_texts(draw):
     return end.join(lines) + draw(st.sampled_from(["", end]))
 
 
-_LINE_PROBLEMS = ["q0 Q0 dx 1 high t", "q0 Q0 dx 1", "q0 Q0 dx 1 nan t", "q0\tQ0  dx 1 - t"]
-_TEXT_PROBLEMS = ["q0 Q0 d\x00x 1 1 t", "q0 Q0 dx 1 1 t\x07", "q0 Q0 d\xe9 1 1 t"]
+_LINE_PROBLEMS = ["q0 Q0 dx 1 high t", "q0 Q0 dx 1", "q0 Q0 dx 1 nan t", "q0\tQ0  dx 1 - t",
+                  "q0,Q0,dx,1,1,t"]   # comma-separated: the message says so
+# a NUL, a control character, Latin-1 and a UTF-16 line (the messages name the encoding)
+_TEXT_PROBLEMS = ["q0 Q0 d\x00x 1 1 t", "q0 Q0 dx 1 1 t\x07", "q0 Q0 d\xe9 1 1 t",
+                  "q0 Q0 dx 1 1 t".encode("utf-16-le").decode("latin-1")]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

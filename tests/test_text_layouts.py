@@ -152,15 +152,16 @@ def oracle_rank_error(rows):
 @st.composite
 def three_field_runs(draw):
     """Small MS MARCO runs: queries of 1-5 lines (a query may come back), ranks in order, tied, out of
-    order, fractional, negative or not restarting, blank and comment lines anywhere."""
+    order, fractional, zero, negative or not restarting, blank and comment lines anywhere."""
     rows, lines = [], []
     for _ in range(draw(st.integers(1, 6))):
         query = f"q{draw(st.integers(0, 3))}"
         rank = 0.0
         for place in range(1, draw(st.integers(1, 5)) + 1):
-            step = draw(st.sampled_from(["next", "next", "next", "tie", "jump", "back", "half", "minus", "place"]))
+            step = draw(st.sampled_from(["next", "next", "next", "tie", "jump", "back", "half", "minus", "zero",
+                                         "place"]))
             rank = {"next": rank + 1, "tie": max(rank, 1), "jump": rank + 2, "back": rank - 1, "half": rank + 0.5,
-                    "minus": -7e3, "place": place}[step]
+                    "minus": -7e3, "zero": 0.0, "place": place}[step]
             rows.append((query, rank))
             lines.extend(draw(st.lists(st.sampled_from(["", "# c"]), max_size=2)))
             lines.append(f"{query}\td{len(rows)}\t{int(rank) if rank == int(rank) else rank}")
