@@ -84,10 +84,17 @@ def test_a_three_field_run_is_never_guessed(tmp_path, third):
     assert out.exit_code == 2 and "--run-format msmarco" in out.stderr and "RR" not in out.stdout
 
 
-def test_the_first_data_line_decides_after_comments_and_a_bom(tmp_path):
+@pytest.mark.parametrize("read_bytes", [1, 2, 5, 1 << 22])
+def test_the_first_data_line_decides_after_comments_and_a_bom(tmp_path, monkeypatch, read_bytes):
+    """The first data line decides, whatever the reads, also when it is the last line and has no line end.
+    (Failed before: the whole file and small reads read such a file as TREC, 'expected at least 6 fields'.)"""
+    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
     path = tmp_path / "run.tsv"
     path.write_bytes(b"\xef\xbb\xbf# ranks\n\nq1\td1\t1\nq1\td2\t2\n")
     assert same_error(path).line == 3
+    path.write_bytes(b"\xef\xbb\xbf\n# ranks\nq1\td1\t1")
+    err = same_error(path)
+    assert err.line == 3 and "--run-format msmarco" in err.message
 
 
 def test_explicit_msmarco_reads_ranks(tmp_path):

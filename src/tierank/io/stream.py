@@ -299,8 +299,10 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
             at = raw.count
             return chunk
         first = read()
-        while first and len(first) < 1 << 16 and trec._first_data_line(first) is None:
-            more = read()   # the layout is told from a whole first data line, whatever the read size
+        # the layout is told from a whole first data line, whatever the read size: read on until one is
+        # held, or 64 KB without the byte order mark (what the whole file's reading looks at), or the end
+        while first and len(first) < (1 << 16) + len(trec._BOM) and trec._first_data_line(first) is None:
+            more = read()
             if not more:
                 break
             first += more

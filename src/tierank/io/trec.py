@@ -261,7 +261,8 @@ def _csv_hint(line: str) -> str:
 
 def layout_of(kind: str, format: str | None, head: bytes, name: str = "<text>") -> _Layout:
     """The layout of a ``kind`` file in ``format``; None: detected from ``head`` (the file's first bytes,
-    gunzipped), the file being called ``name`` in messages.
+    gunzipped, without a UTF-8 byte order mark: the whole file, or at least its first 64 KB), the file
+    being called ``name`` in messages.
 
     Detection only chooses a reading that cannot be mistaken, from the first data line (blank and
     comment lines skipped): BEIR qrels by their header line ``query-id corpus-id score`` (any case,
@@ -286,11 +287,13 @@ def layout_of(kind: str, format: str | None, head: bytes, name: str = "<text>") 
     """
     format = check_format(format, kind)
     if format is None:
-        found = _first_data(head if len(head) < (1 << 16) else head[: 1 << 16] + b"\n")
+        # shorter than 64 KB: the whole file (its last line ends with it); else its first 64 KB, whole lines
+        text = head[: 1 << 16] if len(head) >= 1 << 16 else head if head.endswith(b"\n") else head + b"\n"
+        found = _first_data(text)
         format = "trec"
         if found is not None:
             raw, number, end = found
-            _check_text(head[:end], name)
+            _check_text(text[:end], name)
             line = raw.decode("utf-8")
             if kind == "qrels" and _is_header(line, _BEIR_QRELS):
                 format = "beir"
