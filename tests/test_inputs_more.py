@@ -302,7 +302,7 @@ def test_format_detection_is_only_where_unambiguous(tmp_path):
         trec.read_run(not_rank, format="trec")
     no_header = tmp_path / "beir.tsv"
     no_header.write_text("q1\td1\t1\n")           # BEIR lines without the header: not detected
-    with pytest.raises(InputError, match=r"beir.tsv:1: the qrels's format is not detected: .*--qrels-format beir"):
+    with pytest.raises(InputError, match=r"beir.tsv:1: the qrels' format is not detected: .*--qrels-format beir"):
         trec.read_qrels(no_header)
     with pytest.raises(InputError, match=r"beir.tsv:1: expected exactly 4 fields \(qid iter docid grade\)"):
         trec.read_qrels(no_header, format="trec")

@@ -249,14 +249,14 @@ def _is_header(line: str, layout: _Layout) -> bool:
     return layout.header is not None and [f.lower() for f in _fields(line)] == list(layout.header)
 
 
-def _csv_hint(line: str) -> str:
-    """A hint for a line whose fields are separated by commas ("" for any other line)."""
+def _csv_hint(line: str, kind: str) -> str:
+    """A hint for a line of a ``kind`` file whose fields are separated by commas ("" for any other line)."""
     if len([f for f in line.split(",") if f.strip()]) < 3:
         return ""
     return ("; the line is comma-separated (CSV?), but fields are separated by spaces or tabs here: load a CSV "
             "file with pandas or polars and pass the table (tierank.evaluate(qrels, pandas.read_csv(path), ...)), "
-            "or save it as Parquet for the command line (pandas.read_csv(path).to_parquet('run.parquet'); "
-            "columns query_id, doc_id, score or relevance)")
+            f"or save it as Parquet for the command line (pandas.read_csv(path).to_parquet('{kind}.parquet'); "
+            f"columns query_id, doc_id, {'score' if kind == 'run' else 'relevance'})")
 
 
 def layout_of(kind: str, format: str | None, head: bytes, name: str = "<text>") -> _Layout:
@@ -311,7 +311,8 @@ def _undetected(kind: str, line: str) -> str:
     else:
         what = ("for BEIR qrels (query-id corpus-id score) without their header line say --qrels-format beir, or "
                 "format='beir' in Python; TREC qrels have four fields (qid iter docid grade)")
-    return f"the {kind}'s format is not detected: the line has 3 fields ({_shorten(line)!r}); {what}{_csv_hint(line)}"
+    whose = "the run's" if kind == "run" else "the qrels'"
+    return f"{whose} format is not detected: the line has 3 fields ({_shorten(line)!r}); {what}{_csv_hint(line, kind)}"
 
 
 def _shorten(text: str, limit: int = 120) -> str:
@@ -750,7 +751,7 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) ->
             n = len(_fields(text))
             want = (f"exactly {layout.min_fields}" if layout.max_fields == layout.min_fields
                     else f"at least {layout.min_fields}")
-            hint = _csv_hint(text) if n < layout.min_fields else ""
+            hint = _csv_hint(text, layout.kind) if n < layout.min_fields else ""
             raise InputError(f"expected {want} fields ({layout.fields}), found {n}: {_line_text(data, line)!r}{hint}",
                              file=name, line=line)
         if bad_value is not None:
