@@ -278,8 +278,22 @@ def test_latin1_files_name_the_encoding(tmp_path):
     assert out.exit_code == 2 and "<stdin>:2: " in out.stderr and "| iconv -f LATIN1 -t UTF-8 | tierank" in out.stderr
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_after_a_blank_line_does_not_guess_the_byte_order(tmp_path, encoding):
+    """A line after the first starts next to a line feed's NUL, on either side: its byte order cannot be
+    told from it (whole or streamed, the same words)."""
+    path = tmp_path / "run.txt"
+    path.write_bytes(("\n" + TEXT).encode(encoding))
+    err = same_error(path)
+    first = err.line == 1   # big-endian: the NUL of the first line feed is on line 1
+    assert ("big-endian, no byte order mark" in err.message) == (first and encoding == "utf-16-be")
+    assert first or "UTF-16 (no byte order mark; little-endian, UTF-16LE, unless it is big-endian" in err.message
+
+
 def test_binary_files_are_still_not_text(tmp_path):
     path = tmp_path / "run.txt"
     path.write_bytes(b"q1 Q0 d1 1 0.5 t\n\x00\x01binary\n")
     err = same_error(path)
     assert err.line == 2 and err.message == "not a text file: NUL byte, at column 1"
+    path.write_bytes(b"q1 Q0 d1 1 0.5 t\na\x00\n")   # one NUL: not taken for UTF-16
+    assert same_error(path).message == "not a text file: NUL byte, at column 2"

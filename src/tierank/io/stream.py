@@ -108,12 +108,7 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
     layout = trec._RUN if layout is None else layout
     parsing = in_background(_columns_of_lines, data, name, first_line, layout)
     try:
-        try:
-            trec._check_text(data, name)
-        except InputError as err:
-            if err.line is None or err.file != name:
-                raise
-            raise InputError(err.message, file=name, line=err.line + first_line - 1) from None
+        trec._check_text(data, name, first_line)
         if meanwhile is not None:
             meanwhile()
     except BaseException:

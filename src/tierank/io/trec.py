@@ -367,10 +367,11 @@ def _read_bytes(path: Any) -> tuple[bytes, str]:
     return data, name
 
 
-def _check_text(data: bytes, name: str) -> None:
+def _check_text(data: bytes, name: str, first_line: int = 1) -> None:
     """Raise InputError at the first byte that is not text: a control character (NUL included), a
-    carriage return not followed by a line feed, or a byte sequence that is not UTF-8. The message
-    names the encoding the line looks like (:func:`_encoding_of`), and how to convert it."""
+    carriage return not followed by a line feed, or a byte sequence that is not UTF-8. ``data`` holds
+    whole lines of the file ``name``, the first being its line ``first_line``. The message names the
+    encoding the line looks like (:func:`_encoding_of`), and how to convert it."""
     problems: list[tuple[int, str]] = []
     bad = data.translate(None, _TEXT_BYTES)
     if bad:
@@ -387,9 +388,10 @@ def _check_text(data: bytes, name: str) -> None:
     if problems:
         pos, what = min(problems)
         line, col = _line_of(data, pos)
+        line += first_line - 1
         start = data.rfind(b"\n", 0, pos) + 1
         end = data.find(b"\n", pos)
-        encoding = _encoding_of(data[start:end if end >= 0 else len(data)], data[pos])
+        encoding = _encoding_of(data[start:end if end >= 0 else len(data)], data[pos], line == 1)
         if encoding is not None:
             described, source = encoding
             found = (f"the file is {described}" if source.startswith("UTF-")
@@ -404,26 +406,35 @@ _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32", "little-endian"), (b"\x00\x00\xfe\xff",
          (b"\xff\xfe", "UTF-16", "little-endian"), (b"\xfe\xff", "UTF-16", "big-endian"))
 
 
-def _encoding_of(line: bytes, byte: int) -> tuple[str, str] | None:
+def _encoding_of(line: bytes, byte: int, first: bool) -> tuple[str, str] | None:
     """``(description, iconv name)`` of the encoding a line that is not UTF-8 text looks like (``byte``: its
-    first byte that is not text), or None (binary data). Only the line itself is looked at, so that a
-    file read whole and read in blocks of lines get the same answer.
+    first byte that is not text; ``first``: whether it is the file's first line), or None (binary data).
+    Only the line itself is looked at, so that a file read whole and read in blocks of lines get the
+    same answer.
 
-    UTF-16 and UTF-32 by their byte order mark, else UTF-16 when at least a quarter of the line's bytes
-    are NULs and they all stand at odd places (little-endian: ASCII text, one NUL after each character) or
-    all at even places (big-endian); a byte of 0x80 or more that is not UTF-8, in a line without control
-    characters: Latin-1 or Windows-1252 (the usual single-byte encodings; their text is never UTF-8).
+    UTF-16 and UTF-32 by their byte order mark, else UTF-16 when at least two fifths of the line's bytes
+    (and two at least, or a line of one NUL: a blank line's) are NULs, all at places of one parity (ASCII
+    text: one NUL beside each character).
+    The file's first line starts at an even place of the file, so there NULs at odd places are
+    little-endian and at even places big-endian; a later line starts after the byte of a line feed
+    whose NUL is either side of it, so its byte order cannot be told. A byte of 0x80 or more that is not
+    UTF-8, in a line without control characters: Latin-1 or Windows-1252 (the usual single-byte
+    encodings; their text with such bytes is never UTF-8).
     """
     for bom, family, order in _BOMS:
         if line.startswith(bom):
             return f"{family} ({order}, with a byte order mark)", family
     nuls = np.flatnonzero(np.frombuffer(line, dtype=np.uint8) == 0)
-    if len(nuls) and 4 * len(nuls) >= len(line):
-        if bool((nuls % 2 == 1).all()):
+    if (len(nuls) >= 2 or line == b"\x00") and 5 * len(nuls) >= 2 * len(line):   # b"\x00": a blank UTF-16 line
+        odd = bool((nuls % 2 == 1).all())
+        if not odd and not bool((nuls % 2 == 0).all()):
+            return None
+        if not first:
+            return "UTF-16 (no byte order mark; little-endian, UTF-16LE, unless it is big-endian, UTF-16BE)", \
+                "UTF-16LE"
+        if odd:
             return "UTF-16 (little-endian, no byte order mark)", "UTF-16LE"
-        if bool((nuls % 2 == 0).all()):
-            return "UTF-16 (big-endian, no byte order mark)", "UTF-16BE"
-        return None
+        return "UTF-16 (big-endian, no byte order mark)", "UTF-16BE"
     if byte >= 0x80 and not line.translate(None, _TEXT_BYTES):
         return "Latin-1 or Windows-1252 text?", "LATIN1"
     return None
