@@ -13,7 +13,7 @@ import gzip
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import tierank
@@ -297,3 +297,24 @@ def test_binary_files_are_still_not_text(tmp_path):
     assert err.line == 2 and err.message == "not a text file: NUL byte, at column 1"
     path.write_bytes(b"q1 Q0 d1 1 0.5 t\na\x00\n")   # one NUL: not taken for UTF-16
     assert same_error(path).message == "not a text file: NUL byte, at column 2"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.sampled_from(["q1 Q0 d1 1 0.5 t", "q2\tQ0\td2\t1\t2\tt", "# note", "", "q1 d1 1"]),
+                      min_size=1, max_size=6).filter(lambda ls: any(ls)),
+       encoding=st.sampled_from(["utf-16", "utf-16-le", "utf-16-be", "utf-32"]), end=st.sampled_from(["\n", "\r\n"]),
+       block_rows=st.integers(1, 4), read_bytes=st.integers(1, 9))
+@example(lines=["", "q1 Q0 d1 1 0.5 t"], encoding="utf-16-le", end="\r\n", block_rows=1, read_bytes=1)
+def test_any_utf16_text_is_named_alike_whole_and_streamed(tmp_path, monkeypatch, lines, encoding, end, block_rows,
+                                                          read_bytes):
+    """Any text in UTF-16 or UTF-32 (blank and comment lines first or not, LF or CRLF) is refused as such,
+    with the iconv command, read whole or streamed in small blocks and reads. (The example failed before:
+    a blank first line with CRLF, in UTF-16LE, was 'a carriage return without a line feed'.)"""
+    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    path = tmp_path / "run.txt"
+    path.write_bytes((end.join(lines) + end).encode(encoding))
+    whole, streamed = read_whole_and_streamed(path, block_rows=block_rows)
+    assert isinstance(whole, InputError) and isinstance(streamed, InputError), (whole, streamed)
+    assert (streamed.message, streamed.line) == (whole.message, whole.line)
+    family = "UTF-32" if encoding == "utf-32" else "UTF-16"
+    assert whole.message.startswith(f"not UTF-8 text: the file is {family} (") and "iconv -f UTF-" in whole.message

@@ -413,8 +413,8 @@ def _encoding_of(line: bytes, byte: int, first: bool) -> tuple[str, str] | None:
     same answer.
 
     UTF-16 and UTF-32 by their byte order mark, else UTF-16 when at least two fifths of the line's bytes
-    (and two at least, or a line of one NUL: a blank line's) are NULs, all at places of one parity (ASCII
-    text: one NUL beside each character).
+    (and two at least, or a blank line's one NUL) are NULs, all at places of one parity (ASCII text: one
+    NUL beside each character).
     The file's first line starts at an even place of the file, so there NULs at odd places are
     little-endian and at even places big-endian; a later line starts after the byte of a line feed
     whose NUL is either side of it, so its byte order cannot be told. A byte of 0x80 or more that is not
@@ -425,7 +425,8 @@ def _encoding_of(line: bytes, byte: int, first: bool) -> tuple[str, str] | None:
         if line.startswith(bom):
             return f"{family} ({order}, with a byte order mark)", family
     nuls = np.flatnonzero(np.frombuffer(line, dtype=np.uint8) == 0)
-    if (len(nuls) >= 2 or line == b"\x00") and 5 * len(nuls) >= 2 * len(line):   # b"\x00": a blank UTF-16 line
+    blank = len(nuls) > 0 and not line.replace(b"\r", b"").strip(b"\x00")   # a blank line: NULs (and a CR's byte)
+    if (len(nuls) >= 2 or blank) and 5 * len(nuls) >= 2 * len(line):
         odd = bool((nuls % 2 == 1).all())
         if not odd and not bool((nuls % 2 == 0).all()):
             return None
