@@ -243,6 +243,9 @@ def write_trec_run(path: Path, run: pd.DataFrame) -> None:
 
 
 def write_msmarco_run(path: Path, ranked: pd.DataFrame) -> None:
+    """Each query's lines together (queries in order of first appearance), by rank, as MS MARCO writes them."""
+    first = pd.factorize(ranked["query_id"])[0]
+    ranked = ranked.iloc[np.lexsort((ranked["rank"].to_numpy(), first))]
     path.write_text("".join(f"{q}\t{d}\t{r}\n" for q, d, r in zip(ranked["query_id"], ranked["doc_id"], ranked["rank"])))
 
 
@@ -272,12 +275,13 @@ def test_msmarco_and_beir_files_equal_trec_files(tmp_path, seed):
     assert want == evaluate(qrels, minus, bounds=True)
     for q in (str(tmp_path / "qrels.msmarco.tsv"), str(tmp_path / "qrels.beir.tsv"),
               TextInput(tmp_path / "qrels.beir.nohead", "beir"), TextInput(tmp_path / "qrels.trec", "msmarco")):
-        for r in (str(tmp_path / "run.tsv"), TextInput(tmp_path / "run.tsv", "msmarco")):
-            for kw in ({}, {"block_rows": 5}, {"stream": False}):
-                same(evaluate(q, r, bounds=True, **kw), want)
-    frame = trec.read_run(tmp_path / "run.tsv")
-    assert frame["score"].tolist() == (-ranked["rank"].astype(float)).tolist()
-    assert trec.read_run(tmp_path / "run.tsv", format="msmarco").equals(frame)
+        for kw in ({}, {"block_rows": 5}, {"stream": False}):
+            same(evaluate(q, TextInput(tmp_path / "run.tsv", "msmarco"), bounds=True, **kw), want)
+    frame = trec.read_run(tmp_path / "run.tsv", format="msmarco")
+    by_line = frame.groupby(["query_id", "doc_id"])["score"].first()
+    assert by_line.to_dict() == (-ranked.set_index(["query_id", "doc_id"])["rank"].astype(float)).to_dict()
+    with pytest.raises(InputError, match=r"run.tsv:1: the run's format is not detected"):   # rank or score?
+        trec.read_run(tmp_path / "run.tsv")
     beir = trec.read_qrels(tmp_path / "qrels.beir.tsv")
     assert beir.equals(trec.read_qrels(tmp_path / "qrels.trec"))
     assert trec.read_qrels(tmp_path / "qrels.beir.nohead", format="beir").equals(beir)
@@ -286,18 +290,22 @@ def test_msmarco_and_beir_files_equal_trec_files(tmp_path, seed):
 
 def test_format_detection_is_only_where_unambiguous(tmp_path):
     spaces = tmp_path / "spaces.txt"
-    spaces.write_text("q1 d1 1\n")                # three fields, but not tab-separated: TREC, an error
-    with pytest.raises(InputError, match=r"spaces.txt:1: expected at least 6 fields"):
+    spaces.write_text("q1 d1 1\n")                # three fields (rank or score?): not detected, an error
+    with pytest.raises(InputError, match=r"spaces.txt:1: the run's format is not detected: .*--run-format msmarco"):
         trec.read_run(spaces)
     assert trec.read_run(spaces, format="msmarco")["score"].tolist() == [-1.0]
     not_rank = tmp_path / "not_rank.txt"
     not_rank.write_text("q1\td1\t0.5\n")          # a score where the rank goes: not detected
-    with pytest.raises(InputError, match=r"not_rank.txt:1: expected at least 6 fields"):
+    with pytest.raises(InputError, match=r"not_rank.txt:1: the run's format is not detected"):
         trec.read_run(not_rank)
+    with pytest.raises(InputError, match=r"not_rank.txt:1: expected at least 6 fields"):
+        trec.read_run(not_rank, format="trec")
     no_header = tmp_path / "beir.tsv"
-    no_header.write_text("q1\td1\t1\n")           # BEIR lines without the header: read as TREC qrels
-    with pytest.raises(InputError, match=r"beir.tsv:1: expected exactly 4 fields \(qid iter docid grade\)"):
+    no_header.write_text("q1\td1\t1\n")           # BEIR lines without the header: not detected
+    with pytest.raises(InputError, match=r"beir.tsv:1: the qrels' format is not detected: .*--qrels-format beir"):
         trec.read_qrels(no_header)
+    with pytest.raises(InputError, match=r"beir.tsv:1: expected exactly 4 fields \(qid iter docid grade\)"):
+        trec.read_qrels(no_header, format="trec")
     with pytest.raises(InputError, match=r"format='bogus': run files are 'trec', 'msmarco'"):
         trec.read_run(spaces, format="bogus")
     with pytest.raises(InputError, match=r"format='beir': run files are"):
@@ -323,7 +331,7 @@ def test_msmarco_errors_name_file_and_line(tmp_path, case):
     messages = set()
     for kw in ({}, {"stream": False}, {"block_rows": 1}):
         with pytest.raises(InputError) as info:
-            evaluate(str(qrels), str(path), ["AP"], **kw)
+            evaluate(str(qrels), TextInput(str(path), "msmarco"), ["AP"], **kw)
         messages.add(str(info.value))
     assert len(messages) == 1, messages
     assert str(info.value).startswith(f"{path}:{line}: ") and fragment in str(info.value)
@@ -389,9 +397,10 @@ def files(tmp_path):
 def test_run_from_stdin_equals_the_file(files, name, gz):
     qrels = files / "qrels.txt"
     data = (files / name).read_bytes()
-    want = cli([qrels, files / name, "-m", "AP", "nDCG@10", "-q", "--format", "csv"])
+    fmt = ["--run-format", "msmarco"] if name.endswith(".tsv") else []
+    want = cli([qrels, files / name, "-m", "AP", "nDCG@10", "-q", "--format", "csv", *fmt])
     assert want.exit_code == 0, want.output
-    got = cli([qrels, "-", "-m", "AP", "nDCG@10", "-q", "--format", "csv"], gzip.compress(data) if gz else data)
+    got = cli([qrels, "-", "-m", "AP", "nDCG@10", "-q", "--format", "csv", *fmt], gzip.compress(data) if gz else data)
     assert got.exit_code == 0, got.output
     assert got.stdout.replace("<stdin>", name) == want.stdout
     # Python: the first pass streams standard input, a second pass (not grouped) reads its copy
@@ -399,10 +408,10 @@ def test_run_from_stdin_equals_the_file(files, name, gz):
         sys_stdin = sys.stdin
         try:
             sys.stdin = _Stdin(fh)
-            got_py = evaluate(str(qrels), TextInput("-"), block_rows=16)
+            got_py = evaluate(str(qrels), TextInput("-", "msmarco" if fmt else None), block_rows=16)
         finally:
             sys.stdin = sys_stdin
-    same(got_py, evaluate(str(qrels), str(files / name)))
+    same(got_py, evaluate(str(qrels), TextInput(str(files / name), "msmarco" if fmt else None)))
 
 
 class _Stdin:
@@ -419,8 +428,10 @@ def test_qrels_from_stdin_and_formats_on_the_command_line(files):
     assert beir.exit_code == 0 and beir.stdout == want.stdout
     ms = cli([files / "qrels.tsv", files / "run.tsv", "--run-format", "msmarco", "-m", "AP", "RR", "--format", "csv"])
     assert ms.exit_code == 0 and ms.stdout == want.stdout.replace("run.txt", "run.tsv")
-    ties = cli(["ties", files / "qrels.txt", "-", "-m", "AP", "--format", "csv"], (files / "run.tsv").read_bytes())
-    want_ties = cli(["ties", files / "qrels.txt", files / "run.tsv", "-m", "AP", "--format", "csv"])
+    ties = cli(["ties", files / "qrels.txt", "-", "-m", "AP", "--format", "csv", "--run-format", "msmarco"],
+               (files / "run.tsv").read_bytes())
+    want_ties = cli(["ties", files / "qrels.txt", files / "run.tsv", "-m", "AP", "--format", "csv",
+                     "--run-format", "msmarco"])
     assert ties.exit_code == 0 and ties.stdout.replace("<stdin>", "run.tsv") == want_ties.stdout
     trec_fmt = cli([files / "qrels.txt", "-", "-m", "map", "runid", "--format", "trec"], (files / "run.txt").read_bytes())
     assert trec_fmt.exit_code == 0 and "runid                 \tall\tt" in trec_fmt.stdout

@@ -247,7 +247,7 @@ RUN_ERRORS = {
     "only comments": ("# nothing\n\n   \n", 1, "the file holds only blank and comment lines"),
     "NUL byte": ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n\x00\x01binary", 3, "not a text file: NUL byte, at column 1"),
     "control character": ("q1 Q0 d1 1 0.5 t\x0b\n", 1, "not a text file: control character 0x0b, at column 17"),
-    "invalid UTF-8": (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d\xff 2 0.4 t\n", 2, "not a text file: byte 0xff is not UTF-8, at column 8"),
+    "invalid UTF-8": (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d\xff 2 0.4 t\n", 2, "not UTF-8 text: byte 0xff is not UTF-8, at column 8"),
     "lone carriage return": ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\rq1 Q0 d3 3 0.3 t\n", 2,
                              "carriage return without a line feed"),
 }

@@ -562,8 +562,11 @@ def _run_texts(draw):
     return end.join(lines) + draw(st.sampled_from(["", end]))
 
 
-_LINE_PROBLEMS = ["q0 Q0 dx 1 high t", "q0 Q0 dx 1", "q0 Q0 dx 1 nan t", "q0\tQ0  dx 1 - t"]
-_TEXT_PROBLEMS = ["q0 Q0 d\x00x 1 1 t", "q0 Q0 dx 1 1 t\x07", "q0 Q0 d\xe9 1 1 t"]
+_LINE_PROBLEMS = ["q0 Q0 dx 1 high t", "q0 Q0 dx 1", "q0 Q0 dx 1 nan t", "q0\tQ0  dx 1 - t",
+                  "q0,Q0,dx,1,1,t"]   # comma-separated: the message says so
+# a NUL, a control character, Latin-1 and a UTF-16 line (the messages name the encoding)
+_TEXT_PROBLEMS = ["q0 Q0 d\x00x 1 1 t", "q0 Q0 dx 1 1 t\x07", "q0 Q0 d\xe9 1 1 t",
+                  "q0 Q0 dx 1 1 t".encode("utf-16-le").decode("latin-1")]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -653,16 +656,24 @@ def test_pending_text_holds_the_bytes_read_and_cuts_at_line_ends(lines, end, rea
 @given(n_lines=st.integers(1, 30), head=st.sampled_from(["", "# a comment\n", "\n\n# two\n"]),
        block_rows=st.integers(1, 12), read_bytes=st.integers(1, 40))
 def test_blocks_tell_the_layout_whatever_the_read_size(tmp_path, monkeypatch, n_lines, head, block_rows, read_bytes):
-    """An MS MARCO run (qid<TAB>docid<TAB>rank) is told from a TREC run by its first data line, even when
-    the first read holds less than that line: the blocks hold the rows of the whole file's reading.
+    """A run of three fields (qid<TAB>docid<TAB>rank) is told from a TREC run by its first data line, even
+    when the first read holds less than that line: without a format both readings refuse it at that line
+    (rank or score?), with format="msmarco" the blocks hold the rows of the whole file's reading.
     (Failed before: reads of a few bytes took such a run for TREC and refused its lines.)"""
     from tierank.io import stream, trec
 
     monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
     path = tmp_path / "run.tsv"
     path.write_text(head + "".join(f"q{i // 4}\td{i}\t{i % 4 + 1}\n" for i in range(n_lines)))
-    whole = trec.read_run_columns(str(path))
-    blocks = list(trec_blocks(str(path), block_rows, progress=False))
+    with pytest.raises(InputError) as whole_error:
+        trec.read_run_columns(str(path))
+    with pytest.raises(InputError) as streamed_error:
+        list(trec_blocks(str(path), block_rows, progress=False))
+    assert (streamed_error.value.message, streamed_error.value.line) == \
+        (whole_error.value.message, whole_error.value.line)
+    assert whole_error.value.line == head.count("\n") + 1 and "--run-format msmarco" in whole_error.value.message
+    whole = trec.read_run_columns(trec.TextInput(str(path), "msmarco"))
+    blocks = list(trec_blocks(str(path), block_rows, progress=False, format="msmarco"))
     assert np.concatenate([np.asarray(c.doc, dtype=object) for c, _, _ in blocks]).tolist() == \
         np.asarray(whole.doc, dtype=object).tolist()
     assert np.concatenate([c.value for c, _, _ in blocks]).tolist() == np.asarray(whole.value).tolist()

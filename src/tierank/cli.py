@@ -417,12 +417,14 @@ _TEXT = click.Path(exists=True, dir_okay=False, readable=True, allow_dash=True) 
 _FORMAT_OPTIONS = [
     click.option("--run-format", "run_format", type=click.Choice(["trec", "msmarco"]), default=None,
                  help="Format of the run files: trec (qid Q0 docid rank score tag) or msmarco (qid docid rank, "
-                      "scored -rank: rank 1 is best, equal ranks tie). Default: msmarco when the first line "
-                      "is three tab-separated fields ending with an integer, else trec (Parquet: by content)."),
+                      "scored -rank: rank 1 is best, equal ranks tie; ranks go 1, 2, 3, ... within each query). "
+                      "Default: trec (Parquet: by content); a run whose first line has three fields is refused: "
+                      "its third field may be a rank or a score, so say --run-format msmarco for ranks."),
     click.option("--qrels-format", "qrels_format", type=click.Choice(["trec", "msmarco", "beir"]), default=None,
                  help="Format of the qrels file: trec or msmarco (qid iter docid grade) or beir (query-id "
                       "corpus-id score, after a header line). Default: beir when the first line is BEIR's "
-                      "header, else trec (Parquet: by content)."),
+                      "header, else trec (Parquet: by content); qrels whose first line has three fields and "
+                      "no header are refused: say --qrels-format beir."),
 ]
 
 

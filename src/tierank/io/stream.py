@@ -108,12 +108,7 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
     layout = trec._RUN if layout is None else layout
     parsing = in_background(_columns_of_lines, data, name, first_line, layout)
     try:
-        try:
-            trec._check_text(data, name)
-        except InputError as err:
-            if err.line is None or err.file != name:
-                raise
-            raise InputError(err.message, file=name, line=err.line + first_line - 1) from None
+        trec._check_text(data, name, first_line)
         if meanwhile is not None:
             meanwhile()
     except BaseException:
@@ -299,8 +294,10 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
             at = raw.count
             return chunk
         first = read()
-        while first and len(first) < 1 << 16 and trec._first_data_line(first) is None:
-            more = read()   # the layout is told from a whole first data line, whatever the read size
+        # the layout is told from a whole first data line, whatever the read size: read on until one is
+        # held, or 64 KB without the byte order mark (what the whole file's reading looks at), or the end
+        while first and len(first) < (1 << 16) + len(trec._BOM) and trec._first_data_line(first) is None:
+            more = read()
             if not more:
                 break
             first += more
@@ -308,7 +305,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
             source.head = first[: 1 << 16]
         if first.startswith(trec._BOM):
             first = first[len(trec._BOM):]
-        yield from _line_blocks(_Pending(read, first), name, trec.layout_of("run", format, first), block_rows)
+        yield from _line_blocks(_Pending(read, first), name, trec.layout_of("run", format, first, name), block_rows)
     finally:
         bar.close()
         base.close()

@@ -14,16 +14,22 @@ Other text formats (``format=``)
 --------------------------------
 MS MARCO run (``"msmarco"``)
     ``qid docid rank``: exactly three fields (tab-separated in MS MARCO's files); the score is
-    ``-rank``: rank 1 is best, documents of equal rank tie. Ranks are finite numbers.
+    ``-rank``: rank 1 is best, documents of equal rank tie. Each query's lines are together and its
+    ranks go 1, 2, 3, ... in file order: the rank at place p of the query's lines is an integer, at
+    least the rank before it (equal ranks tie) and at most p (``1 2 3``, ``1 1 3``, ``1 1 2``); the
+    first line out of place is an error (a third field of scores, ``0.5`` or ``-7e3`` are no ranks).
 MS MARCO qrels (``"msmarco"``)
     ``qid 0 docid rel``, with spaces or tabs: TREC qrels.
 BEIR qrels (``"beir"``)
     ``query-id corpus-id score``: exactly three fields, after a header line ``query-id corpus-id
     score`` (skipped; it still counts in line numbers).
 
-With ``format=None`` the format is detected only where it cannot be mistaken: BEIR qrels by their header
-line (tab-separated, as BEIR writes it), an MS MARCO run by a first data line of three tab-separated
-fields ending with an integer (a TREC run line has at least six). Anything else is read as TREC.
+With ``format=None`` the format is detected from the first data line, only where it cannot be mistaken:
+BEIR qrels by their header line (tabs or spaces, any case). A file whose first data line has three
+fields is refused with an InputError that says how to give the format (``format=`` / ``TextInput``,
+``--run-format`` / ``--qrels-format``): a run's third field may be an MS MARCO rank or a score (read as
+a rank, a score reverses the ranking), and three-field qrels are BEIR qrels without their header. Anything
+else is read as TREC, and every line must be a TREC line.
 :class:`TextInput` gives a file its format wherever :func:`tierank.evaluate` takes a path, and ``"-"``
 is standard input.
 
@@ -40,7 +46,9 @@ Rules, the same for every file
   numbers pyarrow and C's ``strtod`` read), a NaN score or grade, an infinite grade (infinite scores
   are valid and tie with each other), a document listed twice for one query
   (raised when the run is joined with its qrels), a file with no data line, and a file that is not
-  text (a NUL or another control character, a lone carriage return, bytes that are not UTF-8).
+  text (a NUL or another control character, a lone carriage return, bytes that are not UTF-8). A
+  UTF-16 or UTF-32 file, or one in Latin-1 / Windows-1252, is named as such, with the ``iconv``
+  command that converts it; a comma-separated line too (read CSV files with pandas or polars).
 
 Speed
 -----
@@ -56,6 +64,7 @@ import gzip
 import io
 import os
 import re
+import shlex
 import sys
 import zlib
 from dataclasses import dataclass
@@ -140,7 +149,7 @@ class TextInput:
         The file, or ``"-"`` for standard input.
     format : str, optional
         One of :data:`RUN_FORMATS` (a run) or :data:`QRELS_FORMATS` (qrels); None: detected from the
-        first line (see :func:`read_run` and :func:`read_qrels`).
+        first data line where it cannot be mistaken (see :func:`read_run` and :func:`read_qrels`).
 
     Examples
     --------
@@ -212,38 +221,102 @@ def check_format(format: str | None, kind: str) -> str | None:
     return format
 
 
-def _first_data_line(head: bytes) -> bytes | None:
-    """The first line of ``head`` that is not blank or a comment (None if none is complete)."""
-    if head.startswith(_BOM):
-        head = head[len(_BOM):]
-    for raw in head.split(b"\n")[:-1] if not head.endswith(b"\n") else head.split(b"\n"):
-        line = raw.rstrip(b"\r")
+def _first_data(head: bytes) -> tuple[bytes, int, int] | None:
+    """``(line, number, end)``: the first line of ``head`` that is not blank or a comment, its 1-based
+    number and the place just after it in ``head`` (None if no such line is complete)."""
+    start = len(_BOM) if head.startswith(_BOM) else 0
+    number = 0
+    while True:
+        end = head.find(b"\n", start)
+        if end < 0:
+            return None
+        number += 1
+        line = head[start:end].rstrip(b"\r")
         stripped = line.strip(b" \t")
         if stripped and not stripped.startswith(b"#"):
-            return line
-    return None
+            return line, number, end + 1
+        start = end + 1
 
 
-def layout_of(kind: str, format: str | None, head: bytes) -> _Layout:
-    """The layout of a ``kind`` file in ``format``; None: detected from ``head`` (the file's first bytes).
+def _first_data_line(head: bytes) -> bytes | None:
+    """The first line of ``head`` that is not blank or a comment (None if none is complete)."""
+    found = _first_data(head)
+    return None if found is None else found[0]
 
-    Detection: BEIR qrels start with the header line ``query-id<TAB>corpus-id<TAB>score``; an MS MARCO
-    run's first data line is three tab-separated fields, the third an integer (a TREC run line has at
-    least six fields, so it cannot be one). Anything else is TREC.
+
+def _is_header(line: str, layout: _Layout) -> bool:
+    """Whether ``line`` is the header line of ``layout`` (its field names, in any case, separated by blanks)."""
+    return layout.header is not None and [f.lower() for f in _fields(line)] == list(layout.header)
+
+
+def _csv_hint(line: str, kind: str) -> str:
+    """A hint for a line of a ``kind`` file whose fields are separated by commas ("" for any other line)."""
+    if len([f for f in line.split(",") if f.strip()]) < 3:
+        return ""
+    return ("; the line is comma-separated (CSV?), but fields are separated by spaces or tabs here: load a CSV "
+            "file with pandas or polars and pass the table (tierank.evaluate(qrels, pandas.read_csv(path), ...)), "
+            f"or save it as Parquet for the command line (pandas.read_csv(path).to_parquet('{kind}.parquet'); "
+            f"columns query_id, doc_id, {'score' if kind == 'run' else 'relevance'})")
+
+
+def layout_of(kind: str, format: str | None, head: bytes, name: str = "<text>") -> _Layout:
+    """The layout of a ``kind`` file in ``format``; None: detected from ``head`` (the file's first bytes,
+    gunzipped, without a UTF-8 byte order mark: the whole file, or at least its first 64 KB), the file
+    being called ``name`` in messages.
+
+    Detection only chooses a reading that cannot be mistaken, from the first data line (blank and
+    comment lines skipped): BEIR qrels by their header line ``query-id corpus-id score`` (any case,
+    tabs or spaces); a line of three fields is refused (an InputError naming ``--run-format`` /
+    ``--qrels-format`` and ``format=``): a run's third field may be an MS MARCO rank or a score, which
+    read as a rank gives the reverse order, and qrels of three fields are BEIR qrels without their
+    header. Anything else is TREC, and every line of the file must then be a TREC line. The lines up to
+    the first data line are checked to be text first (their error comes before the refusal).
+    Whole-file and streamed reading call it on the same bytes, so they decide alike.
+
+    Examples
+    --------
+    >>> from tierank.io.trec import layout_of
+    >>> layout_of("run", None, b"# BM25\\nq1 Q0 d1 1 2.5 bm25\\n").format
+    'trec'
+    >>> layout_of("qrels", None, b"query-id\\tcorpus-id\\tscore\\nq1\\td1\\t1\\n").format
+    'beir'
+    >>> layout_of("run", None, b"q1\\td1\\t1\\n", "run.tsv")
+    Traceback (most recent call last):
+    ...
+    tierank.errors.InputError: run.tsv:1: the run's format is not detected: ...
     """
     format = check_format(format, kind)
     if format is None:
-        line = _first_data_line(head if len(head) < (1 << 16) else head[: 1 << 16] + b"\n")
+        # shorter than 64 KB: the whole file (its last line ends with it); else its first 64 KB, whole lines
+        text = head[: 1 << 16] if len(head) >= 1 << 16 else head if head.endswith(b"\n") else head + b"\n"
+        found = _first_data(text)
         format = "trec"
-        if line is not None:
-            fields = line.split(b"\t")
-            if kind == "qrels" and [f.strip().decode("utf-8", "replace") for f in fields] == \
-                    list(_BEIR_QRELS.header or ()) and not line.startswith(_BOM):
+        if found is not None:
+            raw, number, end = found
+            _check_text(text[:end], name)
+            line = raw.decode("utf-8")
+            if kind == "qrels" and _is_header(line, _BEIR_QRELS):
                 format = "beir"
-            elif kind == "run" and len(fields) == 3 and all(f and f.strip() == f for f in fields) \
-                    and fields[2].lstrip(b"+-").isdigit() and fields[2].isascii():
-                format = "msmarco"
+            elif len(_fields(line)) == 3:
+                raise InputError(_undetected(kind, line), file=name, line=number)
     return _LAYOUTS[(kind, format)]
+
+
+def _undetected(kind: str, line: str) -> str:
+    """Why a line of three fields gives a file no format, and what to do."""
+    if kind == "run":
+        what = ("the third may be a rank or a score (read as ranks, scores give the reverse order): for MS MARCO "
+                "ranks (qid docid rank) say --run-format msmarco, or format='msmarco' in Python; scores go in "
+                "TREC runs (qid Q0 docid rank score tag)")
+    else:
+        what = ("for BEIR qrels (query-id corpus-id score) without their header line say --qrels-format beir, or "
+                "format='beir' in Python; TREC qrels have four fields (qid iter docid grade)")
+    whose = "the run's" if kind == "run" else "the qrels'"
+    return f"{whose} format is not detected: the line has 3 fields ({_shorten(line)!r}); {what}{_csv_hint(line, kind)}"
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _header_end(data: bytes, layout: _Layout) -> int:
@@ -252,7 +325,7 @@ def _header_end(data: bytes, layout: _Layout) -> int:
         return 0
     end = data.find(b"\n")
     first = data[: end if end >= 0 else len(data)].decode("utf-8", "replace")
-    if [f.lower() for f in _fields(first)] == list(layout.header):
+    if _is_header(first, layout):
         return end + 1 if end >= 0 else len(data)
     return 0
 
@@ -272,7 +345,8 @@ def _line_of(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def _read_bytes(path: Any) -> tuple[bytes, str]:
-    """The file's bytes (gunzipped), checked to be text; raises InputError naming file and line."""
+    """The file's bytes (gunzipped, a UTF-8 byte order mark removed) and its name in messages; the
+    caller checks that they are text (:func:`_check_text`)."""
     if isinstance(path, TextInput):
         name = path.name
         with path.open() as fh:
@@ -290,13 +364,14 @@ def _read_bytes(path: Any) -> tuple[bytes, str]:
             raise InputError(f"not a valid gzip file ({err})", file=name) from None
     if data.startswith(_BOM):
         data = data[len(_BOM):]
-    _check_text(data, name)
     return data, name
 
 
-def _check_text(data: bytes, name: str) -> None:
+def _check_text(data: bytes, name: str, first_line: int = 1) -> None:
     """Raise InputError at the first byte that is not text: a control character (NUL included), a
-    carriage return not followed by a line feed, or a byte sequence that is not UTF-8."""
+    carriage return not followed by a line feed, or a byte sequence that is not UTF-8. ``data`` holds
+    whole lines of the file ``name``, the first being its line ``first_line``. The message names the
+    encoding the line looks like (:func:`_encoding_of`), and how to convert it."""
     problems: list[tuple[int, str]] = []
     bad = data.translate(None, _TEXT_BYTES)
     if bad:
@@ -313,7 +388,71 @@ def _check_text(data: bytes, name: str) -> None:
     if problems:
         pos, what = min(problems)
         line, col = _line_of(data, pos)
+        line += first_line - 1
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        encoding = _encoding_of(data[start:end if end >= 0 else len(data)], data[pos], line == 1)
+        if encoding is not None:
+            described, source = encoding
+            found = (f"the file is {described}" if source.startswith("UTF-")
+                     else f"{what}, at column {col} ({described})")
+            raise InputError(f"not UTF-8 text: {found}; convert it to UTF-8, e.g. "
+                             f"`{_convert_command(name, source)}`", file=name, line=line)
         raise InputError(f"not a text file: {what}, at column {col}", file=name, line=line)
+
+
+# byte order marks of the encodings iconv reads by that name, longest first
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32", "little-endian"), (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
+         (b"\xff\xfe", "UTF-16", "little-endian"), (b"\xfe\xff", "UTF-16", "big-endian"))
+
+
+def _encoding_of(line: bytes, byte: int, first: bool) -> tuple[str, str] | None:
+    """``(description, iconv name)`` of the encoding a line that is not UTF-8 text looks like (``byte``: its
+    first byte that is not text; ``first``: whether it is the file's first line), or None (binary data).
+    Only the line itself is looked at, so that a file read whole and read in blocks of lines get the
+    same answer.
+
+    UTF-16 and UTF-32 by their byte order mark, else UTF-16 when at least two fifths of the line's bytes
+    (and two at least, or a blank line's one NUL) are NULs, all at places of one parity (ASCII text: one
+    NUL beside each character).
+    The file's first line starts at an even place of the file, so there NULs at odd places are
+    little-endian and at even places big-endian; a later line starts after the byte of a line feed
+    whose NUL is either side of it, so its byte order cannot be told. A byte of 0x80 or more that is not
+    UTF-8, in a line without control characters: Latin-1 or Windows-1252 (the usual single-byte
+    encodings; their text with such bytes is never UTF-8).
+    """
+    for bom, family, order in _BOMS:
+        if line.startswith(bom):
+            return f"{family} ({order}, with a byte order mark)", family
+    nuls = np.flatnonzero(np.frombuffer(line, dtype=np.uint8) == 0)
+    blank = len(nuls) > 0 and not line.replace(b"\r", b"").strip(b"\x00")   # a blank line: NULs (and a CR's byte)
+    if (len(nuls) >= 2 or blank) and 5 * len(nuls) >= 2 * len(line):
+        odd = bool((nuls % 2 == 1).all())
+        if not odd and not bool((nuls % 2 == 0).all()):
+            return None
+        if not first:
+            return "UTF-16 (no byte order mark; little-endian, UTF-16LE, unless it is big-endian, UTF-16BE)", \
+                "UTF-16LE"
+        if odd:
+            return "UTF-16 (little-endian, no byte order mark)", "UTF-16LE"
+        return "UTF-16 (big-endian, no byte order mark)", "UTF-16BE"
+    if byte >= 0x80 and not line.translate(None, _TEXT_BYTES):
+        return "Latin-1 or Windows-1252 text?", "LATIN1"
+    return None
+
+
+def _convert_command(name: str, source: str) -> str:
+    """A shell command converting the file ``name`` from the encoding ``source`` to UTF-8."""
+    iconv = f"iconv -f {source} -t UTF-8"
+    if name == STDIN_NAME:
+        return f"... | {iconv} | tierank ..."
+    base = os.path.basename(name)
+    stem = base[:-3] if base.endswith(".gz") else base
+    root, ext = os.path.splitext(stem)
+    target = shlex.quote(os.path.join(os.path.dirname(name), f"{root}.utf8{ext}"))
+    if base.endswith(".gz"):
+        return f"zcat {shlex.quote(name)} | {iconv} > {target}"
+    return f"{iconv} {shlex.quote(name)} > {target}"
 
 
 def _find_all(data: bytes, sub: bytes) -> Iterable[int]:
@@ -593,8 +732,10 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) ->
         # numbers of the well-formed lines: the fast parser, or a Python loop to find the culprit
         values = split.numbers(layout.value, rows)
         bad_value: tuple[int, str] | None = None  # (row, message)
+        read = values   # the values of the rows before the first bad value
         if values is None:
             texts = split.take(layout.value, rows)
+            parsed = []
             for i, text in zip(rows, texts):
                 v = _parse_number(text)
                 if v is None:
@@ -603,19 +744,27 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) ->
                 if v != v or (layout.finite and abs(v) == float("inf")):
                     bad_value = (int(i), _bad_float_message(layout, v))
                     break
+                parsed.append(v)
+            read = np.asarray(parsed, dtype=np.float64)
         else:
             bad = np.isnan(values) | (np.isinf(values) if layout.finite else False)
             if bad.any():
                 j = int(np.argmax(bad))
                 bad_value = (int(rows[j]), _bad_float_message(layout, float(values[j])))
+                read = values[:j]
+        if layout.negate:   # ranks: the first rank out of place comes before any later problem
+            bad_rank = _rank_problem(data, split, rows[:len(read)], read, layout)
+            if bad_rank is not None:
+                bad_value = bad_rank
 
         if first_bad_count is not None and (bad_value is None or first_bad_count < bad_value[0]):
             line = first_bad_count + 1
-            fields = _fields(_line_text(data, line, limit=10 ** 9))
-            n = len(fields)
+            text = _line_text(data, line, limit=10 ** 9)
+            n = len(_fields(text))
             want = (f"exactly {layout.min_fields}" if layout.max_fields == layout.min_fields
                     else f"at least {layout.min_fields}")
-            raise InputError(f"expected {want} fields ({layout.fields}), found {n}: {_line_text(data, line)!r}",
+            hint = _csv_hint(text, layout.kind) if n < layout.min_fields else ""
+            raise InputError(f"expected {want} fields ({layout.fields}), found {n}: {_line_text(data, line)!r}{hint}",
                              file=name, line=line)
         if bad_value is not None:
             line = bad_value[0] + 1
@@ -627,13 +776,55 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) ->
     return split, rows, values
 
 
+def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarray,
+                  layout: _Layout) -> tuple[int, str] | None:
+    """``(row, message)`` of the first of ``rows`` (rows of the lines of ``data``) whose rank (``ranks``,
+    numbers) is out of place in an MS MARCO run, or None.
+
+    The rule, on each run of consecutive data lines of one query: the rank at place p (1, 2, ...) is an
+    integer, at least the rank before it (place 1: at least 1) and at most p. So ranks start at 1 and go
+    up, equal ranks tie, and a rank skips no place: ``1 2 3``, ``1 1 3`` and ``1 1 2`` are ranks; scores
+    such as ``30 20 10``, ``0.5`` or ``-7e3`` are not. A line's check needs only the lines of its query
+    before it, which a streamed block always holds (:mod:`tierank.io.stream` starts a block where a query
+    starts), so both readings stop at the same line.
+    """
+    n = len(rows)
+    if not n:
+        return None
+    queries = split.ids(layout.qid, rows)
+    new = np.ones(n, dtype=bool)   # the first line of a run of lines of one query
+    if n > 1:
+        new[1:] = np.asarray(queries[1:] != queries[:-1], dtype=bool)
+    starts = np.flatnonzero(new)
+    place = np.arange(1, n + 1) - np.repeat(starts, np.diff(np.append(starts, n)))
+    before = np.where(new, 1.0, np.roll(ranks, 1))
+    integer = ranks == np.floor(ranks)
+    bad = ~(integer & (ranks >= before) & (ranks <= place))
+    if not bad.any():
+        return None
+    j = int(np.argmax(bad))
+    fields = _fields(_line_text(data, int(rows[j]) + 1, limit=10 ** 9))   # as written (engines give numbers)
+    text, query = fields[layout.value], fields[layout.qid]
+    if not integer[j] or ranks[j] < 1:
+        what = f"the rank {text!r} is not a positive integer"
+    elif new[j]:
+        what = f"query {query!r} starts at rank {text}, not 1"
+    elif ranks[j] < before[j]:
+        what = f"the rank {text} comes after rank {_format_number(before[j])} of query {query!r}"
+    else:
+        what = f"the rank {text} is on line {place[j]} of query {query!r}, and a rank skips no place"
+    return int(rows[j]), (f"{what} (MS MARCO ranks go 1, 2, 3, ... within each query's lines, equal ranks "
+                          "tie; a third field of scores must be written as a TREC run: qid Q0 docid rank score tag)")
+
+
 def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -> tuple[Columns, bytes, np.ndarray]:
     """Read a file (``layout``: a layout, or the kind, "run" or "qrels", with ``format``) into Columns."""
     if isinstance(path, TextInput) and format is None:
         format = path.format
     data, name = _read_bytes(path)
-    if isinstance(layout, str):
-        layout = layout_of(layout, format, data[: 1 << 16])
+    if isinstance(layout, str):   # the format first, as the streamed reader decides it before reading on
+        layout = layout_of(layout, format, data[: 1 << 16], name)
+    _check_text(data, name)
     skip = _header_end(data, layout)
     body = data[skip:] if skip else data
     first_line = 2 if skip else 1
@@ -703,12 +894,13 @@ def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame
     path : str or os.PathLike
         The file. TREC: at least six whitespace-separated fields per line; ``Q0``, ``rank`` and fields
         after the sixth are ignored, as trec_eval ignores them. MS MARCO: exactly three fields, the
-        third the rank; the score is ``-rank`` (rank 1 is best, documents of equal rank tie). Blank
+        third the rank; the score is ``-rank`` (rank 1 is best, documents of equal rank tie); ranks go
+        1, 2, 3, ... within each query's lines (see the module's documentation). Blank
         lines and ``#`` comment lines are skipped. A Parquet file or directory is read by
         ``tierank.io.parquet.read_run_parquet`` (its column names as in the file).
     format : {None, "trec", "msmarco", "parquet"}, optional
-        None: Parquet by its magic bytes; MS MARCO when the first data line is three tab-separated
-        fields ending with an integer (a TREC run line has six); TREC otherwise.
+        None: Parquet by its magic bytes; a first data line of three fields is refused (an MS MARCO
+        rank or a score? give ``format="msmarco"`` for ranks); TREC otherwise.
 
     Returns
     -------
@@ -718,8 +910,9 @@ def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame
     Raises
     ------
     tierank.InputError
-        A malformed line, a score (rank) that is not a number or is NaN (an infinite rank), a file with
-        no run line, a file that is not text, an unknown format. The message starts with ``file:line:``.
+        A malformed line, a score (rank) that is not a number or is NaN (an infinite rank, a rank out of
+        place), a file with no run line, a file that is not text, an unknown format, a first data line of
+        three fields with ``format=None``. The message starts with ``file:line:``.
 
     Examples
     --------
@@ -736,10 +929,15 @@ def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame
     ...
     tierank.errors.InputError: ...run.txt:1: the score 'high' is not a number: 'q1 Q0 d1 1 high bm25'
 
-    An MS MARCO run (detected: three tab-separated fields); the score is minus the rank:
+    An MS MARCO run, three fields: the third may be a rank or a score, so the format must be given; the
+    score is minus the rank:
 
     >>> _ = pathlib.Path(path).write_text("q1\\td1\\t1\\nq1\\td2\\t2\\n")
     >>> trec.read_run(path)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.InputError: ...run.txt:1: the run's format is not detected: the line has 3 fields ...
+    >>> trec.read_run(path, format="msmarco")
       query_id doc_id  score
     0       q1     d1   -1.0
     1       q1     d2   -2.0
@@ -764,7 +962,9 @@ def read_qrels(path: str | os.PathLike, format: str | None = None) -> pd.DataFra
         and ``#`` comment lines are skipped. Grades may be negative (junk, -2: non-relevant, gain 0).
         A Parquet file or directory is read by ``tierank.io.parquet.read_qrels_parquet``.
     format : {None, "trec", "msmarco", "beir", "parquet"}, optional
-        None: Parquet by its magic bytes; BEIR when the first line is BEIR's header; TREC otherwise.
+        None: Parquet by its magic bytes; BEIR when the first data line is BEIR's header; a first data
+        line of three fields is refused (BEIR qrels without their header? give ``format="beir"``); TREC
+        otherwise.
 
     Returns
     -------
@@ -819,7 +1019,7 @@ def read_run_tag(path: Any) -> str:
             head = path.head or b""
             if head[:2] == b"\x1f\x8b":
                 head = zlib.decompressobj(31).decompress(head, 1 << 16)
-            if layout_of("run", path.format, head).format == "msmarco":
+            if layout_of("run", path.format, head, STDIN_NAME).format == "msmarco":
                 return "stdin"
             line = _first_data_line(head)
             if line is None:
@@ -833,9 +1033,6 @@ def read_run_tag(path: Any) -> str:
     opener = gzip.open if _is_gzip(path) else open
     try:
         with opener(path, "rb") as fh:
-            if layout_of("run", None, fh.read(1 << 16)).format == "msmarco":
-                return os.path.basename(name)
-            fh.seek(0)
             for number, raw in enumerate(fh, start=1):
                 fields = raw.decode("utf-8", errors="replace").split()
                 if not fields or fields[0].startswith("#"):
