@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .io.output import atomic_write, check_output
 
 __all__ = ["plot_results", "plot_runs", "plot_comparison", "save_plot", "figure_for", "plot_format", "PLOT_FORMATS"]
 
@@ -465,10 +466,13 @@ def save_plot(path: str | os.PathLike, results: Mapping[str, Any], measures: Seq
     '<?xml'
     """
     fmt = plot_format(path)
+    check_output(path)   # before drawing: a missing directory is said first
     matplotlib = _matplotlib()
     fig = figure_for(results, measures, comparison=comparison)
-    with matplotlib.rc_context({"svg.hashsalt": "tierank"}):   # the same ids in every svg file
-        fig.savefig(os.fspath(path), format=fmt, dpi=dpi, metadata=_metadata(fmt))
+    # the same ids in every svg file; the file written whole or not at all
+    with matplotlib.rc_context({"svg.hashsalt": "tierank"}), \
+            atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format=fmt, dpi=dpi, metadata=_metadata(fmt))
 
 
 def _metadata(fmt: str) -> dict | None:
