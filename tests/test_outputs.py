@@ -191,7 +191,8 @@ def test_no_work_is_done_when_the_output_cannot_be_written(files, monkeypatch):
     monkeypatch.setattr(tierank, "evaluate", never)
     (files / "folder").mkdir()
     for args, message in [
-        (["report", "qrels", "run", "-m", "AP", "-o", "run/report.html"], "cannot write run/report.html: Not a directory"),
+        (["report", "qrels", "run", "-m", "AP", "-o", "run/report.html"],
+         "cannot write run/report.html: Not a directory"),
         (["qrels", "run", "-m", "AP", "--plot", "missing/x.svg"], "cannot write missing/x.svg: no such directory"),
     ]:
         res = cli(*args)
