@@ -6,7 +6,7 @@ drawn. Files are drawn on a bare :class:`matplotlib.figure.Figure` (the Agg rend
 ``plt.show()``.
 
 Run names, query ids and measure labels are shown as written: never as mathtext (``$`` is a dollar
-sign), with control and bidi characters as escapes (:func:`tierank.formats.escape_text`).
+sign), with control and bidi characters as escapes (``tierank.formats.escape_text``).
 
 Two plots:
 
@@ -51,7 +51,7 @@ def _matplotlib() -> Any:
 def _literal_texts(ax: Any) -> None:
     """Every text of ``ax`` shown as written, never as mathtext: run names, query ids and labels are
     data (``$`` in a file name such as ``c$x_{$.run`` made matplotlib fail on the figure). The texts
-    themselves go through :func:`tierank.formats.escape_text` (control and bidi characters as escapes)."""
+    themselves go through ``tierank.formats.escape_text`` (control and bidi characters as escapes)."""
     from matplotlib.text import Text
 
     for text in ax.findobj(Text):   # title, axis labels, tick labels, legend, annotations
@@ -262,7 +262,7 @@ def plot_runs(results: Mapping[str, Any], measure: str | None = None, *, baselin
         Left axes: one point per run, its mean (the line with gid ``"means"``), with error bars from
         the mean of the per-query minima to the mean of the maxima (gid ``"mean-ranges"``). Right
         axes: for each other run, the per-query difference run minus baseline on the queries both
-        have, sorted (gid ``"differences:<run>"``, the run named as :func:`tierank.formats.escape_text`
+        have, sorted (gid ``"differences:<run>"``, the run named as ``tierank.formats.escape_text``
         shows it), and the exact range of the difference,
         ``[min_run - max_base, max_run - min_base]`` (the tie orderings of two runs are
         independent), as vertical lines (gid ``"difference-ranges:<run>"``).

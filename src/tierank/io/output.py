@@ -35,7 +35,7 @@ def _name(path: Any) -> str:
 
 
 def _input_path(source: Any) -> str | None:
-    """The path of an input (a path, or a :class:`~tierank.io.trec.TextInput`'s), or None for data in
+    """The path of an input (a path, or a ``TextInput``'s), or None for data in
     memory."""
     source = getattr(source, "path", source)   # TextInput
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
@@ -100,7 +100,7 @@ def check_output(path: Any, inputs: Iterable[Any] = ()) -> None:
         The output file; ``"-"`` is standard output (checked only against the inputs: a shell
         redirection ``> run.txt`` of an input).
     inputs : iterable
-        The inputs of the same command: paths, :class:`~tierank.io.trec.TextInput`, ``"-"``
+        The inputs of the same command: paths, ``TextInput``, ``"-"``
         (standard input); anything else (data in memory) is skipped.
 
     Raises
