@@ -168,6 +168,37 @@ def test_property_an_output_that_is_an_input_is_always_refused(tmp_path_factory,
         os.chdir(cwd)
 
 
+@settings(deadline=None, derandomize=True, database=None, max_examples=20,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(runs=st.lists(st.sampled_from(sorted(n for n, f in _ALIASES.items() if f == "run")), min_size=1,
+                     max_size=2),
+       qrels=st.sampled_from(sorted(n for n, f in _ALIASES.items() if f == "qrels")),
+       output=st.sampled_from(sorted(_ALIASES)))
+def test_property_the_command_never_writes_over_an_input(tmp_path_factory, runs, qrels, output):
+    """The same through `tierank report QRELS RUN... -o OUTPUT`: exit status 2 and the message exactly
+    when the output is the qrels or a run, else a report; the inputs' bytes never change."""
+    d = tmp_path_factory.mktemp("cli")
+    (d / "qrels").write_text(QRELS)
+    (d / "run").write_text(RUN)
+    _make_aliases(d)
+    cwd = os.getcwd()
+    os.chdir(d)
+    try:
+        before = snapshot(d)
+        res = cli("report", qrels, *runs, "-m", "AP", "-o", output, "--no-plots")
+        refused = _ALIASES[output] in ("run", "qrels")
+        if refused:
+            assert res.exit_code == 2
+            assert res.output.startswith(f"tierank: error: cannot write {output}: it is the input ")
+            assert snapshot(d) == before
+        else:
+            assert res.exit_code == 0, res.output
+            assert Path(output).read_text().startswith("<!DOCTYPE html>")
+            assert Path("run").read_bytes() == RUN.encode() and Path("qrels").read_bytes() == QRELS.encode()
+    finally:
+        os.chdir(cwd)
+
+
 # ----------------------------------------------------------- cannot write: said before any work
 
 
@@ -219,6 +250,9 @@ def test_api_writers_check_before_work(tmp_path):
             write()
     with pytest.raises(OutputError, match="it is a directory"):
         tierank.write_run({"q1": {"d1": 1.0}}, tmp_path)
+    with pytest.raises(OutputError, match="it names a directory"):
+        tierank.write_run({"q1": {"d1": 1.0}}, f"{tmp_path}/new/")
+    assert list(tmp_path.iterdir()) == []
 
 
 # -------------------------------------------------------------------- whole or not at all

@@ -143,6 +143,8 @@ def check_output(path: Any, inputs: Iterable[Any] = ()) -> None:
         real = os.path.realpath(name)
         if out is not None and stat.S_ISDIR(out.st_mode):
             raise OutputError(f"cannot write {name}: it is a directory")
+        if out is None and name.endswith((os.sep, os.altsep or os.sep)):   # "new/": a directory's name
+            raise OutputError(f"cannot write {name}: it names a directory")
         if out is None or stat.S_ISREG(out.st_mode):   # a new file or a regular one: made in its directory
             folder = os.path.dirname(real)
             if not os.path.isdir(folder):
