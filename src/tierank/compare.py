@@ -313,8 +313,8 @@ class Comparison:
         header = [markdown_escape(c) for c in header]
         rows = [[markdown_escape(c) if k < 2 else c for k, c in enumerate(r)] for r in rows]   # <sup> kept
         ph, pr = self._pairs_rows(digits)
-        return (markdown_table(header, rows, "ll" + "r" * (len(header) - 2), raw=True) + "\n\n" + self._note() + "\n\n"
-                + markdown_table(ph, pr, "llrrrl") + "\n")
+        return (markdown_table(header, rows, "ll" + "r" * (len(header) - 2), raw=True) + "\n\n" + self._note()
+                + "\n\n" + markdown_table(ph, pr, "llrrrl") + "\n")
 
     def to_latex(self, digits: int = 4, caption: str | None = None) -> str:
         """The comparison as a LaTeX table (booktabs), significance letters as superscripts, as ranx's
