@@ -37,7 +37,10 @@ def _name(path: Any) -> str:
 def _input_path(source: Any) -> str | None:
     """The path of an input (a path, or a ``TextInput``'s), or None for data in
     memory."""
-    source = getattr(source, "path", source)   # TextInput
+    from .trec import TextInput
+
+    if isinstance(source, TextInput):
+        source = source.path
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         return _name(source)
     return None
