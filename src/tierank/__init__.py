@@ -13,7 +13,7 @@ from .api import evaluate, evaluate_codes, evaluate_matrix
 from .compare import Comparison, compare
 from .io.trec import read_qrels, read_run, write_qrels, write_run
 from .report import TieReport, tie_report
-from .errors import InputError, TierankError, TierankWarning
+from .errors import InputError, OutputError, TierankError, TierankWarning
 from .measures import Measure, measure_names, parse_measure
 from .results import Results
 from .ties.policy import TIE_MODES
@@ -37,6 +37,7 @@ __all__ = [
     "Measure",
     "Results",
     "InputError",
+    "OutputError",
     "TierankError",
     "TierankWarning",
     "TIE_MODES",

@@ -237,14 +237,43 @@ def can_encode(text: str, err: bool = False) -> bool:
 
 def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """``click.echo``, with what the stream cannot encode (a run name, a query id) written as
-    ``\\uXXXX`` escapes instead of a UnicodeEncodeError."""
+    ``\\uXXXX`` escapes instead of a UnicodeEncodeError.
+
+    Messages (``err``) go through :func:`tierank.formats.escape_text`: a file name or an id with a
+    newline or a terminal escape sequence stays one visible line. Standard output that cannot be
+    written (a full disk, ``> /dev/full``) is a one-line error, exit status 2; a closed pipe (``| head``)
+    ends the command quietly with status 1 (Python's and click's convention: the reader chose to stop).
+    """
+    if err:
+        from .formats import escape_text
+
+        text = escape_text(text)
     if not can_encode(text, err):
         enc = _encoding(err)
         try:
             text = text.encode(enc, "backslashreplace").decode(enc)
         except LookupError:
             text = text.encode("ascii", "backslashreplace").decode("ascii")
-    click.echo(text, err=err, nl=nl)
+    try:
+        click.echo(text, err=err, nl=nl)
+    except OSError as error:
+        if err:
+            return    # standard error cannot be written: there is no one to tell
+        _silence_stdout()
+        if isinstance(error, BrokenPipeError):
+            sys.exit(1)
+        _fail(f"cannot write to standard output: {error.strerror or error}")
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device, so that the text still buffered is not written
+    (and fails) again when Python exits."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):   # no descriptor (a test's stream)
+        pass
 
 
 def _print_warnings(caught: list, where: str | None = None) -> None:
@@ -521,6 +550,16 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
     _echo(out, nl=False)
 
 
+def _check_outputs(inputs: Sequence[Any], *outputs: str | None) -> None:
+    """Before any work: each output file (and standard output, ``"-"``, when it is a file) can be
+    written and is none of the inputs (:func:`tierank.io.output.check_output`)."""
+    from .io.output import check_output
+
+    for path in outputs:
+        if path is not None:
+            check_output(path, inputs)
+
+
 def _run_names(paths: Sequence[str]) -> list[str]:
     """Names of the runs: file names, or longer paths when two file names are the same."""
     paths = [getattr(p, "name", p) for p in paths]   # TextInput: its path, or <stdin>
@@ -547,6 +586,7 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
         from .plot import plot_format
 
         plot_format(plot)    # a bad extension fails before any work
+    _check_outputs([qrels, *runs], plot, "-")   # and an output over an input, or in no directory
     # the plot shows the range ties allow (not with -M, where a tie across rank M has no bounds)
     plot_bounds = plot is not None and max_docs is None
     bar = _Progress(len(runs) + (1 if compare else 0) + (1 if plot else 0), progress)
@@ -641,6 +681,7 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         if not shown:
             raise InputError("no measure to report on; add one with -m")
         names = _run_names(runs)
+        _check_outputs([qrels, *runs], "-")
         show_progress = _progress_enabled(progress, fmt)
         bar = _Progress(len(runs) + 1, show_progress)
         parts = []
@@ -732,9 +773,11 @@ def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...],
       tierank report qrels.txt runA.txt runB.txt -m AP RR --test permutation -o compare.html
     """
     from .html_report import command_line, report_html
+    from .io.output import atomic_write
 
     missing_mode = _missing(complete, missing)
     with _errors_to_exit():
+        _check_outputs([qrels, *runs], output)   # before any work
         with _reported_warnings() as caught:
             page = report_html(qrels, list(runs), list(measures) or None, ties=ties, missing=missing_mode,
                                no_relevant=no_relevant, trec_eval_version=int(trec_eval_version),
@@ -746,7 +789,7 @@ def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...],
         if output == "-":
             _echo(page, nl=False)
             return
-        with open(output, "w", encoding="utf-8", newline="\n") as f:
+        with atomic_write(output) as f:   # whole or not at all
             f.write(page)
 
 

@@ -307,12 +307,14 @@ class Comparison:
 
     def to_markdown(self, digits: int = 4) -> str:
         """The comparison as Markdown tables (significance letters as ``<sup>``)."""
-        from .formats import markdown_table
+        from .formats import markdown_escape, markdown_table
 
         header, rows = self._rows(digits, lambda w: f"<sup>{w}</sup>" if w else "")
+        header = [markdown_escape(c) for c in header]
+        rows = [[markdown_escape(c) if k < 2 else c for k, c in enumerate(r)] for r in rows]   # <sup> kept
         ph, pr = self._pairs_rows(digits)
-        return (markdown_table(header, rows, "ll" + "r" * (len(header) - 2)) + "\n\n" + self._note() + "\n\n"
-                + markdown_table(ph, pr, "llrrrl") + "\n")
+        return (markdown_table(header, rows, "ll" + "r" * (len(header) - 2), raw=True) + "\n\n" + self._note()
+                + "\n\n" + markdown_table(ph, pr, "llrrrl") + "\n")
 
     def to_latex(self, digits: int = 4, caption: str | None = None) -> str:
         """The comparison as a LaTeX table (booktabs), significance letters as superscripts, as ranx's

@@ -3,7 +3,8 @@
 Hierarchy::
 
     TierankError                    base class of every tierank exception
-    └── InputError (also ValueError) bad input: data, measure strings, parameters
+    ├── InputError (also ValueError) bad input: data, measure strings, parameters
+    └── OutputError (also OSError)   an output that cannot or must not be written
 
     TierankWarning (a UserWarning)  something in the input was left out or changed
 
@@ -13,7 +14,7 @@ the query id (or row number) for in-memory data, the measure string for measures
 
 from __future__ import annotations
 
-__all__ = ["TierankError", "InputError", "TierankWarning"]
+__all__ = ["TierankError", "InputError", "OutputError", "TierankWarning"]
 
 
 class TierankError(Exception):
@@ -55,6 +56,23 @@ class InputError(TierankError, ValueError):
         text = f"{where[0]}: {message}" if where else message
         super().__init__(text)
         self.message = message
+
+
+class OutputError(TierankError, OSError):
+    """An output file that cannot be written, or must not be: the message names the file and why
+    (its directory is missing, it is a directory, it is one of the inputs, the disk is full).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from tierank.io.output import check_output
+    >>> folder = tempfile.mkdtemp()
+    >>> try:
+    ...     check_output(os.path.join(folder, "missing", "report.html"))
+    ... except OutputError as err:
+    ...     print(str(err).replace(folder, "DIR"))
+    cannot write DIR/missing/report.html: no such directory: DIR/missing
+    """
 
 
 class TierankWarning(UserWarning):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -23,6 +24,10 @@ __all__ = [
     "ShownMeasure",
     "RunResults",
     "render",
+    "render_table",
+    "escape_text",
+    "markdown_escape",
+    "latex_escape",
     "text_table",
     "markdown_table",
     "latex_table",
@@ -110,9 +115,72 @@ def _cell(v: float, lo: float | None, hi: float | None, count: bool, digits: int
 
 # ----------------------------------------------------------------------------------- tables of text
 
+#: characters shown as escapes in human-readable output: control characters (C0, DEL, C1), format
+#: characters (bidi overrides and isolates U+202A-202E, U+2066-2069, marks U+200E/F, U+061C, zero-width
+#: characters), lone surrogates, and the line and paragraph separators U+2028/2029
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def _escape_char(c: str) -> str:
+    if c == "\\":
+        return "\\\\"
+    if unicodedata.category(c) not in _ESCAPED_CATEGORIES:
+        return c
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def escape_text(text: Any) -> str:
+    """A name or id as it is shown to people: control and bidi characters as visible escapes.
+
+    Query ids, document ids and run names are data: an ANSI or OSC escape sequence (``\\x1b]0;...``),
+    a right-to-left override (U+202E) or a newline in them would act on the terminal or the page
+    instead of being shown. Every human-readable output (text, Markdown and LaTeX tables, trec_eval's
+    layout, the tie report, plot labels, messages) shows them as Python-style escapes: ``\\x1b``,
+    ``\\u202e``, ``\\U000e0001``; the backslash itself is doubled, so that two different texts are
+    never shown the same (the mapping is one-to-one: ``codecs.decode(..., "unicode_escape")`` reads
+    it back). Text without backslashes or such characters is returned as it is.
+
+    Parameters
+    ----------
+    text : object
+        Converted with ``str``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(escape_text("q1\\x1b]0;title\\x07"))
+    q1\\x1b]0;title\\x07
+    >>> print(escape_text("abc\\u202edef"), escape_text("a\\\\x1b"), escape_text("nDCG@10"))
+    abc\\u202edef a\\\\x1b nDCG@10
+    """
+    text = str(text)
+    if text.isprintable() and "\\" not in text:   # the usual id: nothing to escape (isprintable is
+        return text                                # False for every character escaped here)
+    return "".join(_escape_char(c) for c in text)
+
+
+def markdown_escape(text: Any) -> str:
+    """A name or id as a Markdown (GitHub) table cell shows it: :func:`escape_text`, then HTML's
+    ``&``, ``<`` and ``>`` as entities and the backslash doubled, so that the rendered cell reads as
+    the text table does and no HTML in an id is interpreted. (``|`` is escaped by
+    :func:`markdown_table`, in every cell.)
+
+    Examples
+    --------
+    >>> print(markdown_escape("<b>run</b> & co"), markdown_escape("q\\x1b"))
+    &lt;b&gt;run&lt;/b&gt; &amp; co q\\\\x1b
+    """
+    return (escape_text(text).replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
+            .replace(">", "&gt;"))
+
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> str:
-    """An aligned plain-text table: first column left-aligned, the others right-aligned.
+    """An aligned plain-text table: first column left-aligned, the others right-aligned; every cell
+    through :func:`escape_text`.
 
     Examples
     --------
@@ -122,16 +190,21 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str 
     P@10     0.3000
     """
     align = align or "l" + "r" * (len(header) - 1)
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    cells = [[escape_text(c) for c in r] for r in [header, *rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
-        out = [str(c).ljust(w) if a == "l" else str(c).rjust(w) for c, w, a in zip(cells, widths, align)]
+        out = [c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(cells, widths, align)]
         return "  ".join(out).rstrip()
-    return "\n".join([line(header), *(line(r) for r in rows)])
+    return "\n".join(line(r) for r in cells)
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> str:
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None,
+                   raw: bool = False) -> str:
     """A GitHub-flavoured Markdown table (numbers right-aligned).
+
+    Cells go through :func:`markdown_escape` unless ``raw`` (cells that hold Markdown or HTML on
+    purpose, their names escaped by the caller); ``|`` is escaped in every cell.
 
     Examples
     --------
@@ -141,7 +214,8 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: 
     | AP | 0.5000 |
     """
     align = align or "l" + "r" * (len(header) - 1)
-    esc = [[str(c).replace("|", "\\|") for c in r] for r in [header, *rows]]
+    cell = (lambda c: str(c)) if raw else markdown_escape
+    esc = [[cell(c).replace("|", "\\|") for c in r] for r in [header, *rows]]
     rule = "|" + "|".join(":--" if a == "l" else "--:" for a in align) + "|"
     return "\n".join(["| " + " | ".join(esc[0]) + " |", rule, *("| " + " | ".join(r) + " |" for r in esc[1:])])
 
@@ -151,12 +225,12 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
 
 
 def latex_escape(text: str) -> str:
-    """Escape LaTeX's special characters.
+    """Escape LaTeX's special characters (after :func:`escape_text`).
 
     >>> latex_escape("ndcg_cut_10 & P@5")
     'ndcg\\\\_cut\\\\_10 \\\\& P@5'
     """
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in escape_text(text))
 
 
 def latex_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None,
@@ -174,14 +248,27 @@ def latex_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str
     return "\n".join(lines)
 
 
-def _render_table(fmt: str, header: Sequence[str], rows: Sequence[Sequence[str]], title: str | None) -> str:
+def render_table(fmt: str, header: Sequence[str], rows: Sequence[Sequence[str]], title: str | None = None) -> str:
+    """A table with an optional title line, as ``table`` (aligned text), ``markdown`` or ``latex``;
+    the title and the cells escaped as the format needs (:func:`escape_text`, :func:`markdown_escape`,
+    :func:`latex_escape`).
+
+    Examples
+    --------
+    >>> print(render_table("markdown", ["measure", "value"], [["AP", "0.5000"]], title="run<1>: 2 queries"))
+    **run&lt;1&gt;: 2 queries**
+    <BLANKLINE>
+    | measure | value |
+    |:--|--:|
+    | AP | 0.5000 |
+    """
     if fmt == "markdown":
         body = markdown_table(header, rows)
-        return (f"**{title}**\n\n" if title else "") + body
+        return (f"**{markdown_escape(title)}**\n\n" if title else "") + body
     if fmt == "latex":
         return latex_table(header, rows, caption=title)
     body = text_table(header, rows)
-    return (title + "\n" if title else "") + body
+    return (escape_text(title) + "\n" if title else "") + body
 
 
 # ---------------------------------------------------------------------------------------- renderers
@@ -244,12 +331,12 @@ def _summary(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: 
                 row += [format_value(r.mean(m, "lower"), m.is_count, digits),
                         format_value(r.mean(m, "upper"), m.is_count, digits)]
             rows.append(row)
-        return _render_table(fmt, header, rows, _title(runs))
+        return render_table(fmt, header, rows, _title(runs))
     header = ["measure"] + [r.name for r in runs]
     rows = [[m.label] + [_cell(r.mean(m), r.mean(m, "lower") if bounds else None,
                                r.mean(m, "upper") if bounds else None, m.is_count, digits) for r in runs]
             for m in measures]
-    return _render_table(fmt, header, rows, _title(runs))
+    return render_table(fmt, header, rows, _title(runs))
 
 
 def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: str, bounds: bool,
@@ -274,14 +361,14 @@ def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasur
         header = ["query"] + [m.label for m in measures]
         rows = [[str(q)] + [cell(r, m, q) for m in measures] for q in r.results.per_query.index]
         rows.append(["all"] + [all_cell(r, m) for m in measures])
-        return [_render_table(fmt, header, rows, f"{r.name}: per query")]
+        return [render_table(fmt, header, rows, f"{r.name}: per query")]
     queries = _union_index([r.results.per_query.index for r in runs])
     tables = []
     for m in measures:
         header = ["query"] + [r.name for r in runs]
         rows = [[str(q)] + [cell(r, m, q) for r in runs] for q in queries]
         rows.append(["all"] + [all_cell(r, m) for r in runs])
-        tables.append(_render_table(fmt, header, rows, f"{m.label}: per query"))
+        tables.append(render_table(fmt, header, rows, f"{m.label}: per query"))
     return tables
 
 
@@ -307,6 +394,8 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
     come first in the ``all`` block when asked for. With ``bounds``, each value line is followed by
     ``name:min`` and ``name:max`` lines (the minimum and maximum over tie orderings; not trec_eval's).
     With ``label`` (several runs in one output) the block starts with a ``run`` line naming the run.
+    Names, query ids and run names go through :func:`escape_text` (the same bytes as trec_eval for
+    ids without control characters or backslashes).
     """
     from .measures import trec_prints_per_query
 
@@ -320,6 +409,8 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
     lines: list[str] = []
 
     def line(name: str, qid: str, value: str, lo: str | None = None, hi: str | None = None) -> None:
+        # names, query ids and run names escaped (a tab or newline in one would also break the layout)
+        name, qid, value = escape_text(name), escape_text(qid), escape_text(value)
         lines.append(f"{name:<22}\t{qid}\t{value}")
         if lo is not None:
             lines.append(f"{name + ':min':<22}\t{qid}\t{lo}")

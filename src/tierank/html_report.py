@@ -175,6 +175,9 @@ def write_report(path: str | os.PathLike, qrels: Any, runs: Sequence[Any] | Mapp
                  measures: Any = None, **options: Any) -> None:
     """Write :func:`report_html`'s page to ``path`` (UTF-8).
 
+    ``path`` is checked first (:func:`tierank.io.output.check_output`: an OutputError if it is the
+    qrels or a run, or cannot be written) and written whole or not at all.
+
     Examples
     --------
     >>> import os, tempfile
@@ -184,8 +187,12 @@ def write_report(path: str | os.PathLike, qrels: Any, runs: Sequence[Any] | Mapp
     ...     f.read(15)
     '<!DOCTYPE html>'
     """
+    from .io.output import atomic_write, check_output
+
+    # before any work: never over an input (the qrels, a run), and a missing directory said first
+    check_output(path, [qrels, *(runs.values() if isinstance(runs, Mapping) else runs)])
     text = report_html(qrels, runs, measures, **options)
-    with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
+    with atomic_write(path) as f:   # whole or not at all
         f.write(text)
 
 

@@ -5,6 +5,9 @@ drawn. Files are drawn on a bare :class:`matplotlib.figure.Figure` (the Agg rend
 ``Results.plot()`` without ``ax`` draws on a new pyplot figure, so that it shows in notebooks and with
 ``plt.show()``.
 
+Run names, query ids and measure labels are shown as written: never as mathtext (``$`` is a dollar
+sign), with control and bidi characters as escapes (``tierank.formats.escape_text``).
+
 Two plots:
 
 * :func:`plot_results` (``Results.plot``): one point per query, the value under the chosen tie mode,
@@ -24,6 +27,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .formats import escape_text
+from .io.output import atomic_write, check_output
 
 __all__ = ["plot_results", "plot_runs", "plot_comparison", "save_plot", "figure_for", "plot_format", "PLOT_FORMATS"]
 
@@ -41,6 +46,16 @@ def _matplotlib() -> Any:
     except ImportError:
         raise ImportError("plots need matplotlib: pip install tierank[plot]") from None
     return matplotlib
+
+
+def _literal_texts(ax: Any) -> None:
+    """Every text of ``ax`` shown as written, never as mathtext: run names, query ids and labels are
+    data (``$`` in a file name such as ``c$x_{$.run`` made matplotlib fail on the figure). The texts
+    themselves go through ``tierank.formats.escape_text`` (control and bidi characters as escapes)."""
+    from matplotlib.text import Text
+
+    for text in ax.findobj(Text):   # title, axis labels, tick labels, legend, annotations
+        text.set_parse_math(False)
 
 
 def _new_axes(ax: Any) -> Any:
@@ -176,21 +191,22 @@ def plot_results(results: Any, measure: str | None = None, *, ax: Any = None, la
             label=f"value (ties={results.ties})", zorder=3, gid="values")
     _aggregate_lines(ax, results, column, values, lower, upper)
     if n <= _MAX_TICK_LABELS:
-        ax.set_xticks(x, [str(q) for q in queries[order]], rotation=90, fontsize="small")
+        ax.set_xticks(x, [escape_text(q) for q in queries[order]], rotation=90, fontsize="small")
     else:
         ax.set_xticks([])
     skipped = int((~keep).sum())
     ax.set_xlabel(f"{n} quer{'y' if n == 1 else 'ies'}, sorted by value"
                   + (f" ({skipped} left out: no value)" if skipped else ""))
-    ax.set_ylabel(label)
+    ax.set_ylabel(escape_text(label))
     if title is None:
-        title = f"{label} per query, ties={results.ties}"
+        title = f"{escape_text(label)} per query, ties={results.ties}"
         if lower is None:
             title += "\n(no bounds: evaluate with bounds=True to see the range ties allow)"
     ax.set_title(title, fontsize="medium")
     if n:
         ax.set_xlim(-0.5 - 0.02 * n, n - 0.5 + 0.02 * n)
     ax.legend(loc="best", fontsize="small")
+    _literal_texts(ax)
     return ax
 
 
@@ -246,7 +262,8 @@ def plot_runs(results: Mapping[str, Any], measure: str | None = None, *, baselin
         Left axes: one point per run, its mean (the line with gid ``"means"``), with error bars from
         the mean of the per-query minima to the mean of the maxima (gid ``"mean-ranges"``). Right
         axes: for each other run, the per-query difference run minus baseline on the queries both
-        have, sorted (gid ``"differences:<run>"``), and the exact range of the difference,
+        have, sorted (gid ``"differences:<run>"``, the run named as ``tierank.formats.escape_text``
+        shows it), and the exact range of the difference,
         ``[min_run - max_base, max_run - min_base]`` (the tie orderings of two runs are
         independent), as vertical lines (gid ``"difference-ranges:<run>"``).
 
@@ -279,6 +296,8 @@ def plot_runs(results: Mapping[str, Any], measure: str | None = None, *, baselin
     ax_means, ax_diff = axes
     _draw_means(ax_means, results, columns, label, comparison)
     _draw_differences(ax_diff, results, columns, baseline, label)
+    _literal_texts(ax_means)
+    _literal_texts(ax_diff)
     return ax_means.figure
 
 
@@ -310,12 +329,12 @@ def _draw_means(ax: Any, results: Mapping[str, Any], columns: dict, label: str, 
         any_wins |= bool(wins)
         text = f"{m:.4f}" + (f" > {wins}" if wins else "")
         ax.annotate(text, (xi, m), xytext=(8, 0), textcoords="offset points", va="center", fontsize="small")
-    ticks = [f"{letters[n]}: {n}" if n in letters else str(n) for n in names]
+    ticks = [f"{letters[n]}: {escape_text(n)}" if n in letters else escape_text(n) for n in names]
     ax.set_xticks(x, ticks, rotation=30 if max(len(t) for t in ticks) > 8 else 0, ha="right"
                   if max(len(t) for t in ticks) > 8 else "center", fontsize="small")
     ax.set_xlim(-0.5, len(names) - 0.2)
-    ax.set_ylabel(label)
-    ax.set_title(f"{label}: mean per run", fontsize="medium")
+    ax.set_ylabel(escape_text(label))
+    ax.set_title(f"{escape_text(label)}: mean per run", fontsize="medium")
     if any_wins:
         ax.set_xlabel("> x: significantly better than run x", fontsize="small")
     ax.legend(loc="best", fontsize="small")
@@ -352,17 +371,18 @@ def _draw_differences(ax: Any, results: Mapping[str, Any], columns: dict, baseli
         color = colors[k % len(colors)]
         if lo is not None and hi is not None:
             ax.vlines(x, lo[order], hi[order], colors=color, alpha=0.35, linewidth=2,
-                      label="exact range over tie orderings" if k == 0 else None, gid=f"difference-ranges:{n}")
+                      label="exact range over tie orderings" if k == 0 else None,
+                      gid=f"difference-ranges:{escape_text(n)}")
         ax.plot(x, v[order], "o", color=color, markersize=4 if len(v) <= 200 else 2,
-                label=f"{n} - {baseline}", zorder=3, gid=f"differences:{n}")
+                label=f"{escape_text(n)} - {escape_text(baseline)}", zorder=3, gid=f"differences:{escape_text(n)}")
         longest = max(longest, len(v))
     ax.axhline(0.0, color="#555555", linewidth=1, gid="zero")
     ax.set_xticks([])
     ax.set_xlabel(f"{longest} quer{'y' if longest == 1 else 'ies'} in both runs, sorted by difference")
     if longest:
         ax.set_xlim(-0.5 - 0.02 * longest, longest - 0.5 + 0.02 * longest)
-    ax.set_ylabel(f"difference in {label}")
-    ax.set_title(f"{label}: per-query difference to {baseline}", fontsize="medium")
+    ax.set_ylabel(f"difference in {escape_text(label)}")
+    ax.set_title(f"{escape_text(label)}: per-query difference to {escape_text(baseline)}", fontsize="medium")
     ax.legend(loc="best", fontsize="small")
 
 
@@ -465,10 +485,13 @@ def save_plot(path: str | os.PathLike, results: Mapping[str, Any], measures: Seq
     '<?xml'
     """
     fmt = plot_format(path)
+    check_output(path)   # before drawing: a missing directory is said first
     matplotlib = _matplotlib()
     fig = figure_for(results, measures, comparison=comparison)
-    with matplotlib.rc_context({"svg.hashsalt": "tierank"}):   # the same ids in every svg file
-        fig.savefig(os.fspath(path), format=fmt, dpi=dpi, metadata=_metadata(fmt))
+    # the same ids in every svg file; the file written whole or not at all
+    with matplotlib.rc_context({"svg.hashsalt": "tierank"}), \
+            atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format=fmt, dpi=dpi, metadata=_metadata(fmt))
 
 
 def _metadata(fmt: str) -> dict | None:

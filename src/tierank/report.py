@@ -83,24 +83,21 @@ class TieReport:
 
     def to_string(self, digits: int = 4) -> str:
         """The report as aligned text, under a one-line summary of the run's ties."""
-        from .formats import text_table
-
-        header, rows = self._rows(digits)
-        return self.headline() + "\n" + text_table(header, rows) + "\n"
+        return self._render("table", digits)
 
     def to_markdown(self, digits: int = 4) -> str:
         """The report as a Markdown table."""
-        from .formats import markdown_table
-
-        header, rows = self._rows(digits)
-        return f"**{self.headline()}**\n\n" + markdown_table(header, rows) + "\n"
+        return self._render("markdown", digits)
 
     def to_latex(self, digits: int = 4) -> str:
         """The report as a LaTeX table (booktabs)."""
-        from .formats import latex_table
+        return self._render("latex", digits)
+
+    def _render(self, fmt: str, digits: int) -> str:
+        from .formats import render_table   # the run's name and the labels escaped as fmt needs
 
         header, rows = self._rows(digits)
-        return latex_table(header, rows, caption=self.headline()) + "\n"
+        return render_table(fmt, header, rows, title=self.headline()) + "\n"
 
     def to_dict(self) -> dict:
         """Plain data, for JSON."""

@@ -1083,6 +1083,9 @@ def write_run(run: Any, path: str | os.PathLike, *, tag: str = "tierank") -> Non
         ``{qid: {docid: score}}`` or a table with ``query_id, doc_id, score`` columns (or their
         aliases; a ``rank`` column without scores: score = -rank).
     path : str or os.PathLike
+        Written whole or not at all (a temporary file renamed over it, see
+        :func:`tierank.io.output.atomic_write`); an OutputError if it is the input itself or cannot be
+        written, before anything is read.
     tag : str, default="tierank"
         The sixth field (trec_eval's ``runid``).
 
@@ -1097,7 +1100,9 @@ def write_run(run: Any, path: str | os.PathLike, *, tag: str = "tierank") -> Non
     q1 Q0 d1 3 0.5 demo
     """
     from .frames import to_columns
+    from .output import check_output
 
+    check_output(path, [run])   # before reading: never over the run itself
     if not tag or any(c.isspace() for c in tag):
         raise InputError(f"the run tag {tag!r} must be a non-empty word without whitespace")
     cols = normalized(to_columns(run, "run"), "score")   # the rules of evaluate(): no missing id, ...
@@ -1128,6 +1133,9 @@ def write_qrels(qrels: Any, path: str | os.PathLike) -> None:
     qrels : dict, DataFrame (pandas or polars) or pyarrow Table
         ``{qid: {docid: grade}}`` or a table with ``query_id, doc_id, relevance`` columns (or their aliases).
     path : str or os.PathLike
+        Written whole or not at all (a temporary file renamed over it, see
+        :func:`tierank.io.output.atomic_write`); an OutputError if it is the input itself or cannot be
+        written, before anything is read.
 
     Examples
     --------
@@ -1139,7 +1147,9 @@ def write_qrels(qrels: Any, path: str | os.PathLike) -> None:
     q1 0 d9 -2
     """
     from .frames import to_columns
+    from .output import check_output
 
+    check_output(path, [qrels])   # before reading: never over the qrels themselves
     cols = normalized(to_columns(qrels, "qrels"), "grade")
     grades = cols.value
     q = _check_ids(_id_values(cols.query), "query id", "qrels")
@@ -1168,9 +1178,11 @@ def _sort_codes(raw: np.ndarray, text: np.ndarray) -> np.ndarray:
 
 
 def _write_text(path: Any, text: str) -> None:
+    """Write ``text`` as UTF-8 (gzip-compressed if the name ends with ``.gz``), whole or not at all."""
+    from .output import atomic_write
+
+    data = text.encode("utf-8")
     if _name(path).endswith(".gz"):
-        with gzip.open(path, "wt", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-    else:
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        data = gzip.compress(data)
+    with atomic_write(path, "wb") as fh:
+        fh.write(data)

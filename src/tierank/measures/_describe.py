@@ -84,7 +84,7 @@ def render_measures(fmt: str = "table", name: str | None = None) -> str:
     header = ["measure", "parameters (defaults)", "cutoff", "trec_eval", "also accepted as", "what it is"]
     if fmt == "markdown":
         rows = [[f"`{c}`" if i in (0, 1) and c != "-" else c for i, c in enumerate(r)] for r in _rows(items)]
-        return markdown_table(header, rows, align="l" * len(header)) + "\n"
+        return markdown_table(header, rows, align="l" * len(header), raw=True) + "\n"   # our own Markdown
     if fmt != "table":
         raise InputError(f"format {fmt!r}: use table, markdown or json")
     if name is None:
