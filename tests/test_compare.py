@@ -151,7 +151,7 @@ def test_compare_over_common_queries_only():
     assert messages == ["1 judged query is missing from the run and left out (missing='zero' scores them 0, "
                         "like trec_eval -c)",
                         "1 query is not evaluated in every run and is left out of the comparison "
-                        "(missing='zero' / -c scores missing queries 0)"]
+                        "(missing='zero' scores missing queries 0)"]
     assert list(cmp.per_query["RR"].index) == ["q1", "q2"]
     assert cmp.means.loc["B", "RR"] == pytest.approx(0.75)
 

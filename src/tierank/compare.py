@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError, TierankWarning
+from .errors import InputError, TierankWarning, install_hint, param_text
 
 __all__ = ["compare", "Comparison", "paired_test", "holm", "TESTS"]
 
@@ -47,6 +47,27 @@ def _check_test(test: str) -> str:
     if key is None:
         raise InputError(f"test={test!r}: use one of {', '.join(TESTS)} (or student, randomization, fisher)")
     return key
+
+
+# the most resamples of the randomised tests: beyond, a test would run for hours (or forever)
+MAX_RESAMPLES = 10 ** 9
+
+
+def _check_resamples(n_resamples: Any) -> int:
+    if (isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer))
+            or not 1 <= n_resamples <= MAX_RESAMPLES):
+        raise InputError(f"{param_text('n_resamples', n_resamples)}: the number of resamples must be an integer "
+                         f"from 1 to {MAX_RESAMPLES:,}")
+    return int(n_resamples)
+
+
+def _rng(seed: Any) -> np.random.Generator:
+    """The random generator of the randomised tests; any integer seeds it (numpy takes non-negative seeds
+    only: a negative one seeds it with [1, -seed])."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"{param_text('seed', seed)}: the seed must be an integer")
+    seed = int(seed)
+    return np.random.default_rng(seed if seed >= 0 else [1, -seed])
 
 
 def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_resamples: int = 10000,
@@ -85,6 +106,8 @@ def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_re
     if x.shape != y.shape or x.ndim != 1:
         raise InputError("paired tests need two 1-D arrays of the same length")
     test = _check_test(test)
+    n_resamples = _check_resamples(n_resamples)
+    rng = _rng(seed)
     d = x - y
     n = len(d)
     if n == 0:
@@ -106,11 +129,10 @@ def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_re
 
         res = stats.permutation_test((x, y), mean_difference, vectorized=True,
                                      permutation_type="samples", n_resamples=n_resamples,
-                                     alternative="two-sided", random_state=np.random.default_rng(seed))
+                                     alternative="two-sided", random_state=rng)
         return float(min(1.0, res.pvalue))
     # bootstrap (Efron & Tibshirani's paired test, as in Sakai's IR evaluation papers)
     _scipy_stats()  # same requirement for every test
-    rng = np.random.default_rng(seed)
     observed = abs(d.mean())
     centred = d - d.mean()
     count = 0
@@ -218,8 +240,8 @@ class Comparison:
         if len(common) < len(union):
             n_out = len(union) - len(common)
             warnings.warn(f"{n_out} quer{'y is' if n_out == 1 else 'ies are'} not evaluated in every run and "
-                          f"{'is' if n_out == 1 else 'are'} left out of the comparison (missing='zero' / -c "
-                          "scores missing queries 0)", TierankWarning, stacklevel=2)
+                          f"{'is' if n_out == 1 else 'are'} left out of the comparison "
+                          f"({param_text('missing', 'zero')} scores missing queries 0)", TierankWarning, stacklevel=2)
         common = _sorted_index(common)
         per_query = {}
         means = {}

@@ -107,7 +107,7 @@ def report_html(qrels: Any, runs: Sequence[Any] | Mapping[str, Any], measures: A
         As for :func:`tierank.evaluate`; the exact minimum and maximum over tie orderings are always
         computed.
     rel_level : number, optional
-        trec_eval's ``-l`` (see :func:`tierank.cli.expand_measures`).
+        trec_eval's ``-l`` (see :func:`tierank.measures.expand`).
     test, alpha, correction, n_resamples
         The significance tests between runs, as for :func:`tierank.compare` (two or more runs; needs
         scipy, else the section says so).
@@ -133,12 +133,13 @@ def report_html(qrels: Any, runs: Sequence[Any] | Mapping[str, Any], measures: A
     >>> "0.7500" in page and "[0.5000, 1.0000]" in page      # RR: d1 first or second
     True
     """
-    from .cli import expand_measures
+    from .formats import shown_measures
     from .io.frames import to_columns
+    from .measures import expand
 
     named = _name_runs(runs)
     with _collect_warnings() as caught:
-        shown, _ = expand_measures(_measure_texts(measures), rel_level)
+        shown = shown_measures(expand(_measure_texts(measures), rel_level=rel_level))
     notes = [f"measures: {w}" for w in _messages(caught)]
     with _collect_warnings() as caught:
         judged = to_columns(qrels, "qrels") if _is_path(qrels) else qrels   # read once for every run

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, param_text
 from .ranked import RankedLists, concat_ranges
 
 __all__ = ["RestrictedLists", "restrict"]
@@ -85,11 +85,12 @@ def _check_no_straddling_tie(ranked: RankedLists, labels: np.ndarray, max_docs: 
     if straddles.any():
         q = long_enough[np.argmax(straddles)]
         label = labels[q].item() if isinstance(labels[q], np.generic) else labels[q]
+        fixed = [param_text("ties", mode) for mode in ("trec_eval", "input", "random")]
         raise InputError(
-            f"query {label!r}: max_docs={max_docs} (trec_eval -M) cuts a tie of documents with equal scores "
-            f"at rank {max_docs}, so the documents kept depend on the tie-break; with ties={ties!r} no "
-            "tie-break is made. Use ties='trec_eval', 'input' or 'random' (without bounds), or a measure "
-            f"cutoff (@{max_docs}) instead of max_docs", query=label)
+            f"query {label!r}: {param_text('max_docs', max_docs)} cuts a tie of documents with equal scores "
+            f"at rank {max_docs}, so the documents kept depend on the tie-break; with {param_text('ties', ties)} "
+            f"no tie-break is made. Use {fixed[0]}, {fixed[1]} or {fixed[2]} (without "
+            f"{param_text('bounds', True)}), or a measure cutoff (@{max_docs}) instead", query=label)
 
 
 def _take(ranked: RankedLists, items: np.ndarray) -> RankedLists:
