@@ -169,7 +169,8 @@ def test_compare_needs_scipy(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "scipy", None)
-    with pytest.raises(ImportError, match=r"pip install tierank\[stats\]"):
+    with pytest.raises(ImportError, match=r"pip install 'tierank\[stats\]' \(in a clone of tierank: "
+                                          r"pip install '\.\[stats\]'\)"):
         paired_test([1, 2, 3], [1, 1, 1], "t")
 
 

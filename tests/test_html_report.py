@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import hashlib
 import os
 import re
@@ -231,7 +232,9 @@ def test_one_plot_per_numeric_measure():
 def test_without_matplotlib_the_section_says_so(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     text = report_html(QRELS, [RUN], ["AP"])
-    assert "<img" not in text and "pip install tierank[plot]" in text
+    from tierank.errors import install_hint
+
+    assert "<img" not in text and html.escape(install_hint("plot")) in text
 
 
 def test_write_report(tmp_path):

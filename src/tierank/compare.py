@@ -38,7 +38,7 @@ def _scipy_stats() -> Any:
     try:
         from scipy import stats
     except ImportError:
-        raise ImportError("significance tests need scipy: pip install tierank[stats]") from None
+        raise ImportError(f"significance tests need scipy: {install_hint('stats')}") from None
     return stats
 
 

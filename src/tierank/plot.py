@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, install_hint
 
 __all__ = ["plot_results", "plot_runs", "plot_comparison", "save_plot", "figure_for", "plot_format", "PLOT_FORMATS"]
 
@@ -39,7 +39,7 @@ def _matplotlib() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ImportError("plots need matplotlib: pip install tierank[plot]") from None
+        raise ImportError(f"plots need matplotlib: {install_hint('plot')}") from None
     return matplotlib
 
 
