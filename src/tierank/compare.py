@@ -194,6 +194,9 @@ class Comparison:
     test, correction : str
     alpha : float
     ties : str
+    counts : frozenset of str
+        The measures that count (num_ret...: ``MeasureFamily.is_count``): their sums are shown, as
+        integers, and never tested (a difference of counts is no evidence for either run).
     """
 
     means: pd.DataFrame
@@ -204,6 +207,7 @@ class Comparison:
     correction: str
     alpha: float
     ties: str
+    counts: frozenset = frozenset()
 
     @classmethod
     def from_results(cls, results: Mapping[str, Any], measures: Mapping[str, str], *, test: str = "t",
@@ -257,8 +261,12 @@ class Comparison:
             means[label] = pd.Series({n: _aggregate_column(results[n], column, frame[n]) for n in names})
         means_frame = pd.DataFrame(means).loc[names]
         means_frame.index.name = "run"
+        counts = frozenset(label for label, column in measures.items()
+                           if any(_is_count(res, column) for res in results.values()))
         rows = []
         for label in measures:
+            if label in counts:
+                continue
             frame = per_query[label]
             pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
             p = np.array([paired_test(frame[names[i]].to_numpy(), frame[names[j]].to_numpy(), test,
@@ -278,7 +286,7 @@ class Comparison:
         letters = {n: _letter(i) for i, n in enumerate(names)}
         ties = getattr(results[names[0]], "ties", "")
         return cls(means=means_frame, per_query=per_query, tests=tests, letters=letters, test=test,
-                   correction=correction, alpha=alpha, ties=ties)
+                   correction=correction, alpha=alpha, ties=ties, counts=counts)
 
     # ------------------------------------------------------------------------------- presentation
 
@@ -288,23 +296,31 @@ class Comparison:
         losers = [b if a == run else a for a, b in zip(t["run_a"], t["run_b"])]
         return "".join(sorted(self.letters[x] for x in losers))
 
+    def mean_text(self, run: str, measure: str, digits: int = 4) -> str:
+        """The mean of ``run`` on ``measure`` as the tables print it: ``digits`` decimals, a count as an
+        integer."""
+        from .formats import format_value
+
+        return format_value(float(self.means.loc[run, measure]), measure in self.counts, digits)
+
     def _rows(self, digits: int, mark: Any) -> tuple[list[str], list[list[str]]]:
         header = ["", "run"] + list(self.means.columns)
         rows = []
         for run in self.means.index:
             cells = [self.letters[run], str(run)]
             for measure in self.means.columns:
-                v = f"{self.means.loc[run, measure]:.{digits}f}"
-                cells.append(v + mark(self.wins(run, measure)))
+                cells.append(self.mean_text(run, measure, digits) + mark(self.wins(run, measure)))
             rows.append(cells)
         return header, rows
 
     def _note(self) -> str:
         correction = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}
         n = len(next(iter(self.per_query.values()))) if self.per_query else 0
+        counts = (f"; counts ({', '.join(c for c in self.means.columns if c in self.counts)}) are summed, "
+                  "not tested") if self.counts else ""
         return (f"{_TEST_NAMES[self.test]}, {correction[self.correction]} p <= {self.alpha:g}, over {n} "
                 f"quer{'y' if n == 1 else 'ies'}, ties={self.ties}; letters mark the runs a run is "
-                "significantly better than")
+                f"significantly better than{counts}")
 
     def _pairs_rows(self, digits: int) -> tuple[list[str], list[list[str]]]:
         header = ["measure", "runs", "diff", "p", "p adjusted", "significant"]
@@ -432,7 +448,7 @@ def _aggregate_column(results: Any, column: str, values: pd.Series) -> float:
 
 def _is_count(results: Any, column: str) -> bool:
     m = results.measures.get(column) if hasattr(results, "measures") else None
-    return m is not None and m.family.aggregate == "sum"
+    return m is not None and m.family.is_count
 
 
 def _sorted_index(index: pd.Index) -> pd.Index:

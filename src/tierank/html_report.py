@@ -425,13 +425,15 @@ def _significance_section(comparison: Any, numeric: list, runs: list[_Run], digi
         row: list = [_e(cmp.letters[run]), _e(run)]
         for m in measures:
             wins = cmp.wins(run, m)
-            row.append(_e(f"{cmp.means.loc[run, m]:.{digits}f}") + (f"<sup>{_e(wins)}</sup>" if wins else ""))
+            row.append(_e(cmp.mean_text(run, m, digits)) + (f"<sup>{_e(wins)}</sup>" if wins else ""))
         rows.append(row)
     n = len(next(iter(cmp.per_query.values()))) if cmp.per_query else 0
     corr = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}[cmp.correction]
     note = (f"<p class=\"note\">{_e(_TEST_NAMES.get(cmp.test, cmp.test).capitalize())} over the {n} queries every run has, "
             f"{corr} over the pairs of runs, p &le; {cmp.alpha:g}, ties={_e(cmp.ties)}. A superscript "
-            "lists the letters of the runs that run is significantly better than.</p>")
+            "lists the letters of the runs that run is significantly better than."
+            + (f" Counts ({_e(', '.join(m for m in measures if m in cmp.counts))}) are summed over the queries, "
+               "not tested." if cmp.counts else "") + "</p>")
     pairs = []
     for r in cmp.tests.itertuples():
         sig = "yes" if r.significant else "no"
