@@ -72,6 +72,7 @@ def test_reported_measures_are_one_line_errors(files, measure):
                   "tie-break; with --ties expected no tie-break is made. Use --ties trec_eval, --ties input or "
                   "--ties random (without --bounds)"),
     (["-M", "1", "--ties", "optimistic"], "with --ties optimistic no tie-break is made"),
+    (["-M", "1", "--ties", "trec_eval", "--bounds"], "with --bounds no tie-break is made"),   # not --ties trec_eval
     # --no-relevant error: a query with no relevant document (q1 with -l 2)
     (["-l", "2", "--no-relevant", "error"], "--no-relevant error (use --no-relevant zero, --no-relevant skip or "
                                              "--no-relevant one to score such queries)"),
