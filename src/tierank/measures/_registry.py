@@ -249,10 +249,10 @@ class ExpandedMeasures(dict):
         when NumQ is asked for), which ``--format trec`` prints as trec_eval does.
     """
 
-    def __init__(self, items: Iterable[tuple[str, Measure]] = (), trec_names: Mapping[str, str | None] = {},
-                 pseudo: Iterable[str] = ()) -> None:
+    def __init__(self, items: Iterable[tuple[str, Measure]] = (),
+                 trec_names: Mapping[str, str | None] | None = None, pseudo: Iterable[str] = ()) -> None:
         super().__init__(items)
-        self.trec_names = dict(trec_names)
+        self.trec_names = dict(trec_names or {})
         self.pseudo = frozenset(pseudo)
 
 
