@@ -68,3 +68,16 @@ def test_a_known_spelling_in_any_case_is_suggested_as_itself(name, data):
     typed = "".join(c.swapcase() if f else c for c, f in zip(name, flips))
     suggestion = did_you_mean(typed)
     assert suggestion.startswith(" (did you mean '") and suggestion[16:-3].lower() == name.lower()
+
+
+def test_the_atol_note_obeys_the_callers_warning_filters():
+    """expand_trec set the filter to "always" around trec_eval's '23.4 is read as 23' note, so a caller's
+    "error" or "ignore" had no effect on it (before: no exception here, and a recorded warning below)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(tierank.TierankWarning, match="'23.4' is read as 23"):
+            expand("ndcg_cut.10,23.4")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        assert list(expand("ndcg_cut.10,23.4")) == ["ndcg_cut_10", "ndcg_cut_23"]
+    assert caught == []

@@ -84,9 +84,7 @@ def expand_trec(text: str) -> list[tuple[str, Measure]] | None:
     name, params, _output_spelling = split
     family, trec = TREC_INDEX[name]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")   # atol's note on '23.4' goes to the caller once
-            expanded = trec.expand(params)
+        expanded = trec.expand(params)   # atol's note on '23.4' goes to the caller, under the caller's filters
     except ValueError as err:
         raise InputError(f"measure {text!r}: {err}") from None
     return [(out, family.bind(p, cutoff, text)) for out, p, cutoff in expanded]
