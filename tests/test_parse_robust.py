@@ -32,8 +32,8 @@ def _parse_or_input_error_warned(text):
     try:
         m = parse_measure(text)
         assert isinstance(m, Measure)
-        if m.cutoff is not None:   # a cutoff that parses evaluates
-            tierank.evaluate(QRELS, RUN, [m])
+        if m.cutoff is not None:   # a cutoff that parses evaluates (extreme parameter values: test_extremes)
+            tierank.evaluate(QRELS, RUN, [f"P@{m.cutoff}"])
     except InputError as err:
         assert "\n" not in str(err)
     try:
@@ -49,6 +49,7 @@ def _parse_or_input_error_warned(text):
     f"P(rel={HUGE}.5)@5", f"Utility(a={HUGE})", f"Utility(a=1{'0' * 400})", f"utility.{HUGE},1,0,0",
     f"iprec_at_recall.{HUGE}", "P(rel=" + "(" * 3000 + ")" * 3000 + ")@5", "P(rel=" + "[" * 3000 + ")",
     "nDCG(gains=" + "{" * 3000 + ")", "nDCG(gains={{}: 1})", "nDCG(gains={(): 1})",
+    f"P(radius=1{'0' * 399})", f"P(radius=1{'0' * 320})", f"RBP(p=1{'0' * 320})", f"nDCG(gains={{1: 1{'0' * 320}}})",
 ])
 def test_reported_crashes_are_input_errors(text):
     """Each failed before with OverflowError, ValueError or RecursionError (or evaluated to a traceback)."""
@@ -77,6 +78,22 @@ def test_nesting_within_the_limit_reaches_the_parameter_check(depth):
         parse_measure("IPrecAvg(levels=" + "(" * 200 + "0.5" + ",)" * 200 + ")")
 
 
+_EXTREME_VALUES = ["1" + "0" * 307, "-1" + "0" * 307, "1" + "0" * 308, "1" + "0" * 30, "1e308", "-1e308", "1e-308",
+                   "1e400", "nan", "0", "-1", "0.5", "True", "None", "'x'", "(1e308,)", "{1: 1" + "0" * 307 + "}",
+                   "{1" + "0" * 30 + ": 1}", "{-1: 1e308}"]
+
+
+@pytest.mark.parametrize("family", sorted(REGISTRY))
+def test_every_parameter_of_every_measure_takes_extreme_values_or_says_no(family):
+    """Every declared parameter (and radius=, and judged_only=) of every registered measure, given numbers at
+    and beyond the ends of the floats: a Measure or an InputError, never another exception (radius=, RBP's
+    p= and nDCG's gains= raised OverflowError or TypeError on integers beyond the floats before)."""
+    cutoff = "@5" if REGISTRY[family].cutoff == "required" else ""
+    for param in [*REGISTRY[family].params, "radius", "judged_only"]:
+        for value in _EXTREME_VALUES:
+            _parse_or_input_error(f"{family}({param}={value}){cutoff}")
+
+
 _ALPHABET = "PRnDCGAPUtiliyavgsmbr_cut0123456789.,@()[]{}=:'\" _-+eElTrueFalsNone"
 
 
@@ -92,7 +109,7 @@ _NUMBERS = st.one_of(st.integers(), st.integers(min_value=2 ** 60, max_value=2 *
                      st.floats(allow_nan=True, allow_infinity=True).map(repr),
                      st.sampled_from([1, 18, 19, 20, 309, 400, 4301, 6000]).map(lambda n: "7" * n),
                      st.sampled_from([3, 400, 6000]).map(lambda n: "1e" + "9" * n))
-_PARAMS = st.sampled_from(["rel", "a", "b", "levels", "gains", "p", "beta", "clip", "x", "max_grade"])
+_PARAMS = st.sampled_from(["rel", "a", "b", "levels", "gains", "p", "beta", "clip", "x", "max_grade", "radius"])
 
 
 @st.composite

@@ -10,8 +10,9 @@
 ranx's relevance level (``map@100-l2`` is ``AP(rel=2)@100``).
 
 Every failure is an :class:`~tierank.errors.InputError`: numbers longer than :data:`MAX_NUMBER_CHARS`
-characters and values nested deeper than :data:`MAX_NESTING` are refused before Python's own limits (its
-4300-digit integer conversion, its recursion depth) would raise something else.
+characters, integers beyond every float and values nested deeper than :data:`MAX_NESTING` are refused
+before Python's own limits (its 4300-digit integer conversion, float()'s OverflowError, its recursion
+depth) would raise something else.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["ParsedMeasure", "parse_measure_string", "number_value", "MAX_NUMBER_CHARS", "MAX_NESTING"]
+__all__ = ["ParsedMeasure", "parse_measure_string", "number_value", "MAX_NUMBER_CHARS", "MAX_INT_DIGITS",
+           "MAX_NESTING"]
 
 # the longest number literal read: a float has at most 309 integer digits (1.8e308), and a longer integer
 # is no cutoff, grade or parameter any measure can use; Python refuses int() of more than 4300 digits
 MAX_NUMBER_CHARS = 400
+# the most digits of an integer literal: 10**308 - 1 still converts to a float (at most 1.8e308)
+MAX_INT_DIGITS = 308
 # the deepest nesting of (...), [...] and {...} in a parameter value (the parser recurses once a level)
 MAX_NESTING = 100
 
@@ -51,8 +55,9 @@ def number_value(literal: str, real: bool = False) -> int | float:
     """The value of a number literal: an int if it has no ``.``, ``e`` or ``E`` (and not ``real``), else
     a float (``inf`` beyond the floats, which the parameter checks refuse).
 
-    Raises ValueError if the literal is longer than :data:`MAX_NUMBER_CHARS` characters (the one rule
-    for the length of the numbers of measure strings, trec_eval's parameters included).
+    Raises ValueError if the literal is longer than :data:`MAX_NUMBER_CHARS` characters, or an integer
+    of more than :data:`MAX_INT_DIGITS` digits (beyond every float): the one rule for the numbers of
+    measure strings, trec_eval's parameters included.
 
     >>> number_value("10"), number_value("-2.5e3")
     (10, -2500.0)
@@ -60,7 +65,12 @@ def number_value(literal: str, real: bool = False) -> int | float:
     literal = literal.strip()
     if len(literal) > MAX_NUMBER_CHARS:
         raise ValueError(f"a number of {len(literal)} characters is too long (at most {MAX_NUMBER_CHARS})")
-    return float(literal) if real or any(c in literal for c in ".eE") else int(literal)
+    if real or any(c in literal for c in ".eE"):
+        return float(literal)
+    digits = len(literal.lstrip("+-").lstrip("0"))
+    if digits > MAX_INT_DIGITS:   # every parameter check may take float() of it: no OverflowError there
+        raise ValueError(f"an integer of {digits} digits is beyond every float (at most {MAX_INT_DIGITS} digits)")
+    return int(literal)
 
 
 class _Scanner:

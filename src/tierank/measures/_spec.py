@@ -223,6 +223,8 @@ class MeasureFamily:
                     values[key] = spec.check(params[key])
                 except ValueError as err:
                     raise InputError(f"measure {text!r}: {err}") from None
+                except (TypeError, OverflowError) as err:   # a check's float() or numpy call on a value out of reach
+                    raise InputError(f"measure {text!r}: {key} cannot be {params[key]!r} ({err})") from None
             else:
                 values[key] = spec.default
         if self.normalize is not None:
