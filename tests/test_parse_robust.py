@@ -48,7 +48,7 @@ def _parse_or_input_error_warned(text):
     f"ndcg_cut.5,{2 ** 70}", f"map@{HUGE}", f"map-l{HUGE}", f"map@10-l{HUGE}", f"P(rel={HUGE})@5",
     f"P(rel={HUGE}.5)@5", f"Utility(a={HUGE})", f"Utility(a=1{'0' * 400})", f"utility.{HUGE},1,0,0",
     f"iprec_at_recall.{HUGE}", "P(rel=" + "(" * 3000 + ")" * 3000 + ")@5", "P(rel=" + "[" * 3000 + ")",
-    "nDCG(gains=" + "{" * 3000 + ")", "nDCG(gains={{}: 1})", "nDCG(gains={(): 1})",
+    "nDCG(gains=" + "{" * 3000 + ")", "nDCG(gains={{}: 1})", "nDCG(gains={(): 1})", "nDCG(gains={({},): 1})",
     f"P(radius=1{'0' * 399})", f"P(radius=1{'0' * 320})", f"RBP(p=1{'0' * 320})", f"nDCG(gains={{1: 1{'0' * 320}}})",
 ])
 def test_reported_crashes_are_input_errors(text):

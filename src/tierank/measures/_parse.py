@@ -151,9 +151,11 @@ class _Scanner:
             while True:
                 at = self.pos
                 key = self.value()
-                if isinstance(key, dict):
+                try:
+                    hash(key)
+                except TypeError:   # a dict, or a tuple holding one
                     self.pos = at
-                    raise self.error("a dict {...} cannot be a key")
+                    raise self.error("a key cannot be or hold a dict {...}") from None
                 self.expect(":")
                 out[key] = self.value()
                 if self.take("}"):
