@@ -18,7 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 import tierank.io.trec as trec
-from tierank.cli import _Progress, _split_measure_arg, expand_measures, main
+from tierank.cli import _Progress, main
+from tierank.formats import shown_measures
+from tierank.measures import expand
+from tierank.measures._registry import _split_measure_list
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
@@ -199,21 +202,23 @@ def test_warnings_go_to_stderr_on_one_line():
     res = run_cli(DATA / "qrels.test", DATA / "results.trunc", "-m", "map")
     assert res.exit_code == 0
     assert res.stderr == ("tierank: warning: results.trunc: 1 judged query is missing from the run and "
-                          "left out (missing='zero' scores them 0, like trec_eval -c)\n")
+                          "left out (-c scores them 0, like trec_eval -c)\n")
 
 
 # --------------------------------------------------------------------------------- measures
 
 
 def test_measure_lists():
-    assert _split_measure_arg("nDCG@10 AP,P.5,10 P(rel=2, clip=True)@5") == [
+    assert _split_measure_list("nDCG@10 AP,P.5,10 P(rel=2, clip=True)@5") == [
         "nDCG@10", "AP", "P.5,10", "P(rel=2, clip=True)@5"]
-    shown, extra = expand_measures(["P.5,10", "map ndcg_cut.10", "P_5", "AP"])
+    expanded = expand(["P.5,10", "map ndcg_cut.10", "P_5", "AP"])
+    shown, extra = shown_measures(expanded), expanded.pseudo
     assert [(m.label, str(m.measure), m.trec_name) for m in shown] == [
         ("P_5", "P@5", "P_5"), ("P_10", "P@10", "P_10"), ("map", "AP", "map"),
         ("ndcg_cut_10", "nDCG@10", "ndcg_cut_10"), ("AP", "AP", "map")]   # the second P_5 is dropped
     assert extra == set()
-    shown, extra = expand_measures(["official"])
+    expanded = expand(["official"])
+    shown, extra = shown_measures(expanded), expanded.pseudo
     assert extra == {"runid", "num_q"} and [m.label for m in shown][:5] == [
         "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
 
@@ -229,8 +234,8 @@ def test_two_spellings_of_one_measure():
 
 
 def test_rel_level_applies_where_rel_is_not_given():
-    shown, _ = expand_measures(["map P(rel=3)@5 nDCG@10 num_rel"], rel_level=2)
-    assert [str(m.measure) for m in shown] == ["AP(rel=2)", "P(rel=3)@5", "nDCG@10", "NumRel(rel=2)"]
+    shown = expand(["map P(rel=3)@5 nDCG@10 num_rel"], rel_level=2).values()
+    assert [str(m) for m in shown] == ["AP(rel=2)", "P(rel=3)@5", "nDCG@10", "NumRel(rel=2)"]
 
 
 def test_measures_after_one_dash_m_and_runs_after_them(tmp_path):

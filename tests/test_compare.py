@@ -151,7 +151,7 @@ def test_compare_over_common_queries_only():
     assert messages == ["1 judged query is missing from the run and left out (missing='zero' scores them 0, "
                         "like trec_eval -c)",
                         "1 query is not evaluated in every run and is left out of the comparison "
-                        "(missing='zero' / -c scores missing queries 0)"]
+                        "(missing='zero' scores missing queries 0)"]
     assert list(cmp.per_query["RR"].index) == ["q1", "q2"]
     assert cmp.means.loc["B", "RR"] == pytest.approx(0.75)
 
@@ -169,7 +169,8 @@ def test_compare_needs_scipy(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "scipy", None)
-    with pytest.raises(ImportError, match=r"pip install tierank\[stats\]"):
+    with pytest.raises(ImportError, match=r"pip install 'tierank\[stats\]' \(in a clone of tierank: "
+                                          r"pip install '\.\[stats\]'\)"):
         paired_test([1, 2, 3], [1, 1, 1], "t")
 
 
@@ -219,3 +220,18 @@ def test_geometric_means_are_compared_as_geometric_means():
     cmp = tierank.compare(qrels, {"x": run1, "y": run2}, ["GMAP", "AP"])
     assert cmp.means.loc["x", "GMAP"] == pytest.approx(math.sqrt(0.5), rel=1e-15)
     assert cmp.means.loc["x", "AP"] == pytest.approx(0.75)
+
+
+def test_counts_are_not_tested_and_print_as_integers():
+    """--compare t-tested num_ret and printed '4.0000' (before): counts have no test row, integer sums."""
+    qrels = {"q1": {"d1": 1}, "q2": {"d1": 1}, "q3": {"d1": 1}}
+    a = {"q1": {"d1": 1.0, "d2": 0.5}, "q2": {"d1": 1.0}, "q3": {"d2": 1.0, "d3": 0.5, "d4": 0.2}}
+    b = {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}, "q3": {"d1": 1.0}}
+    cmp = tierank.compare(qrels, {"a": a, "b": b}, ["NumRet", "RR"])
+    assert cmp.counts == {"NumRet"}
+    assert list(cmp.tests["measure"]) == ["RR"]
+    assert cmp.means.loc["a", "NumRet"] == 2 + 1 + 3 and cmp.means.loc["b", "NumRet"] == 1 + 1 + 1
+    text = cmp.render("table")
+    rows = {line.split()[1]: line.split()[2:] for line in text.splitlines()[1:3]}
+    assert rows == {"a": ["6", f"{(1 + 1 + 0) / 3:.4f}"], "b": ["3", f"{(1 + 0 + 1) / 3:.4f}"]}
+    assert "counts (NumRet) are summed, not tested" in text

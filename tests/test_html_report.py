@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import hashlib
 import os
 import re
@@ -193,6 +194,23 @@ def test_significance_table_marks_wins():
     assert pairs[1][5] == "yes (good)"
 
 
+def test_counts_are_summed_as_integers_and_not_tested():
+    """num_ret and num_rel_ret were t-tested and printed as 4.0000 in the significance table (before); now
+    they are shown as integers and have no row among the pairs, and the note says so."""
+    qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d1": 1}, "q3": {"d9": 1}}
+    a = {"q1": {"d1": 0.5, "d2": 0.4, "d3": 0.3}, "q2": {"d1": 1.0}, "q3": {"d1": 1.0, "d2": 0.9}}
+    b = {"q1": {"d3": 0.5}, "q2": {"d2": 1.0, "d1": 0.5}, "q3": {"d9": 1.0}}
+    page_text = report_html(qrels, {"a": a, "b": b}, ["num_ret", "P@1", "num_rel_ret"], plots=False)
+    page = Page(page_text)
+    sig = page.table("significance", 0)
+    # by hand: a retrieves 3 + 1 + 2 = 6 documents, 2 + 1 + 0 = 3 relevant; b 1 + 2 + 1 = 4, 0 + 1 + 1 = 2
+    assert sig["a"] == ["a", "6", f"{(1 + 1 + 0) / 3:.4f}", "3"]
+    assert sig["b"] == ["b", "4", f"{(0 + 0 + 1) / 3:.4f}", "2"]
+    pairs = page.tables["significance"][1]
+    assert [row[0] for row in pairs[1:]] == ["P@1"]
+    assert "Counts (num_ret, num_rel_ret) are summed over the queries, not tested." in page_text
+
+
 def test_warnings_are_shown_in_the_page():
     import warnings
 
@@ -231,7 +249,9 @@ def test_one_plot_per_numeric_measure():
 def test_without_matplotlib_the_section_says_so(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     text = report_html(QRELS, [RUN], ["AP"])
-    assert "<img" not in text and "pip install tierank[plot]" in text
+    from tierank.errors import install_hint
+
+    assert "<img" not in text and html.escape(install_hint("plot")) in text
 
 
 def test_write_report(tmp_path):

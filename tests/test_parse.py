@@ -59,7 +59,7 @@ def test_equal_measures_compare_equal_and_hash_alike():
 @pytest.mark.parametrize("text, pattern", [
     ("Foo@3", "unknown measure 'Foo'.*known measures: P, R"),
     ("P(bogus=1)@3", "unknown parameter 'bogus'.*accepted: rel, clip"),
-    ("P", "trec_eval.s .P. means it at each of its default cutoffs or levels, .P_5., .P_10."),
+    ("P", "trec_eval.s .P. means 9 measures, .P_5., .P_10.*tierank.measures.expand"),
     ("R", "needs a cutoff"),
     ("Rprec@5", "takes no cutoff"),
     ("P@0", "positive integer"),
@@ -84,6 +84,18 @@ def test_bad_measure_strings_name_the_problem(text, pattern):
         return
     with pytest.raises(tierank.InputError, match=pattern):
         parse_measure(text)
+
+
+def test_a_trec_eval_list_is_not_called_default_cutoffs():
+    """'P.5,10' in Python: the user's cutoffs, not "its default cutoffs" (failed before), and a pointer to
+    tierank.measures.expand, which gives them all."""
+    with pytest.raises(tierank.InputError) as info:
+        parse_measure("P.5,10")
+    assert "default" not in str(info.value)
+    assert "2 measures, 'P_5', 'P_10'" in str(info.value)
+    assert "tierank.measures.expand('P.5,10')" in str(info.value)
+    assert {label: str(m) for label, m in tierank.measures.expand("P.5,10").items()} == {"P_5": "P@5",
+                                                                                         "P_10": "P@10"}
 
 
 def test_contradicting_spellings_are_an_error():

@@ -160,7 +160,8 @@ def test_pyplot_figure_when_no_axes_given():
 def test_missing_matplotlib_names_the_extra(monkeypatch):
     res = tierank.evaluate(QRELS, RUN, ["AP"], bounds=True)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(ImportError, match=r"pip install tierank\[plot\]"):
+    with pytest.raises(ImportError, match=r"pip install 'tierank\[plot\]' \(in a clone of tierank: "
+                                         r"pip install '\.\[plot\]'\)"):
         res.plot()
 
 

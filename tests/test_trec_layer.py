@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tierank
-from tierank.cli import expand_measures
+from tierank.measures import expand
 from tierank.errors import InputError, TierankWarning
 from tierank.measures import REGISTRY, expand_trec, parse_measure, trec_order, trec_output_name
 from tierank.measures._trec import TREC_EVAL_TABLE, TREC_SETS, atof, atol
@@ -94,10 +94,8 @@ def test_every_declared_trec_name_is_in_trec_eval_table_once():
 
 def test_a_bare_name_yields_to_the_same_name_with_parameters():
     # trec_eval -m all_trec -m relstring.20 computes relstring_20 only; -m P -m P.5 computes P_5 only
-    shown, _ = expand_measures(["P", "P.5"])
-    assert [m.label for m in shown] == ["P_5"]
-    shown, _ = expand_measures(["P.5", "map", "P.10"])
-    assert [m.label for m in shown] == ["P_5", "map", "P_10"]
+    assert list(expand(["P", "P.5"])) == ["P_5"]
+    assert list(expand(["P.5", "map", "P.10"])) == ["P_5", "map", "P_10"]
 
 
 @pytest.mark.parametrize("text", ["0.25", ".5", "5.0", "1e-3"])

@@ -37,7 +37,7 @@ from .blocks import check_trec_eval_version
 from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .data.join import check_no_repeated_pairs, sorted_label_order
 from .data.restrict import restrict
-from .errors import InputError, TierankWarning
+from .errors import InputError, TierankWarning, param_text
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
 from .io.frames import find_columns as find_table_columns
 from .measures import Measure, parse_measures
@@ -330,7 +330,8 @@ def finish(parts: pd.DataFrame, opts: Options) -> tuple[dict, dict | None, dict 
     if skipped:
         warnings.warn(f"{skipped} judged quer{'y' if skipped == 1 else 'ies'} "
                       f"{'is' if skipped == 1 else 'are'} missing from the run and left out "
-                      "(missing='zero' scores them 0, like trec_eval -c)", TierankWarning, stacklevel=3)
+                      f"({param_text('missing', 'zero')} scores them 0, like trec_eval -c)", TierankWarning,
+                      stacklevel=3)
 
     def means(suffix: str) -> dict:
         out = {}

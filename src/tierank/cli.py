@@ -21,9 +21,9 @@ from typing import Any, Iterator, Sequence
 
 import click
 
-from .errors import InputError, TierankError, TierankWarning
+from .errors import InputError, TierankError, spelled_as
 
-__all__ = ["main", "expand_measures"]
+__all__ = ["main"]
 
 TIE_CHOICES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
 FORMAT_CHOICES = ("table", "trec", "json", "csv", "markdown", "latex")
@@ -34,120 +34,14 @@ TEST_CHOICES = ("t", "permutation", "bootstrap")
 # ------------------------------------------------------------------------------------------ measures
 
 
-def _split_measure_arg(text: str) -> list[str]:
-    """Split one ``-m`` value into measure strings: at blanks and at commas followed by a letter,
-    outside parentheses, brackets and quotes (``P.5,10`` and ``P(rel=2, clip=True)@5`` stay whole)."""
-    out: list[str] = []
-    buf: list[str] = []
-    depth = 0
-    quote: str | None = None
-    for i, c in enumerate(text):
-        if quote:
-            buf.append(c)
-            if c == quote:
-                quote = None
-            continue
-        if c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and (c.isspace() or (c == "," and text[i + 1:i + 2].isalpha())):
-            if buf:
-                out.append("".join(buf))
-            buf = []
-            continue
-        buf.append(c)
-    if buf:
-        out.append("".join(buf))
-    return out
+def _shown(texts: Sequence[str], rel_level: float | None) -> tuple[list, set[str]]:
+    """The ``-m`` values as the measures to show (:func:`tierank.measures.expand`) and the pseudo-measures
+    asked for (``runid``, ``num_q``), which ``--format trec`` prints as trec_eval does."""
+    from .formats import shown_measures
+    from .measures import expand
 
-
-def _trec_set_members(token: str) -> tuple[str, ...]:
-    """The members of a trec_eval set (``official``, ``all_trec``, ``set``) that tierank computes, with
-    a warning naming the others; any other token as it is."""
-    from .measures import trec_set
-    from .measures._registry import TREC_INDEX, TREC_PSEUDO
-
-    members = trec_set(token)
-    if members is None:
-        return (token,)
-    missing = [name for name in members if name not in TREC_INDEX and name not in TREC_PSEUDO]
-    if missing:
-        warnings.warn(f"-m {token}: tierank does not compute trec_eval's {', '.join(missing)} yet; "
-                      "they are left out", TierankWarning, stacklevel=2)
-    return tuple(name for name in members if name not in missing)
-
-
-def expand_measures(texts: Sequence[str], rel_level: float | None = None) -> tuple[list, set[str]]:
-    """Turn ``-m`` values into the measures to evaluate.
-
-    Parameters
-    ----------
-    texts : sequence of str
-        ``-m`` values: tierank / ir-measures / ranx strings (``nDCG@10``, ``P(rel=2)@5``, ``map@100``),
-        trec_eval names with their parameters (``ndcg_cut.10``, ``P.5,10``, ``utility.2,-1,0,0``; bare
-        ``P`` = trec_eval's default cutoffs), trec_eval's sets (``official``, ``all_trec``, ``set``),
-        several in one value separated by blanks. As in trec_eval, a bare trec_eval name given together
-        with the same name with parameters (``-m all_trec -m relstring.20``) takes those parameters.
-    rel_level : number, optional
-        trec_eval's ``-l``: the relevance level of every measure that has a ``rel`` parameter and does
-        not set it (nDCG gains are not changed, as in trec_eval).
-
-    Returns
-    -------
-    (list of ShownMeasure, set of str)
-        The measures (a label given twice is kept once; two spellings of one measure are both kept)
-        and the pseudo-measures asked for (``runid``, ``num_q``), which ``--format trec`` prints as
-        trec_eval does.
-
-    Examples
-    --------
-    >>> shown, extra = expand_measures(["P.5,10", "nDCG@10 map"])
-    >>> [(m.label, str(m.measure), m.trec_name) for m in shown]
-    [('P_5', 'P@5', 'P_5'), ('P_10', 'P@10', 'P_10'), ('nDCG@10', 'nDCG@10', 'ndcg_cut_10'), ('map', 'AP', 'map')]
-    """
-    from .formats import ShownMeasure
-    from .measures import expand_trec, parse_measure, trec_output_name, trec_set
-    from .measures._registry import TREC_INDEX, TREC_PSEUDO
-
-    tokens: list[str] = []
-    for text in texts:
-        for token in _split_measure_arg(text):
-            tokens.extend(_trec_set_members(token))
-    # a bare trec_eval name yields to the same name given with parameters (trec_eval's rule)
-    with_params = {token.split(".", 1)[0] for token in tokens if "." in token}
-    tokens = [t for t in tokens if not (t in TREC_INDEX and t in with_params)]
-    shown: list[ShownMeasure] = []
-    seen: set = set()
-    extra: set[str] = set()
-
-    def add(label: str, m: Any, trec_name: str | None) -> None:
-        if trec_output_name(m) == "num_q":
-            extra.add("num_q")
-        if (rel_level is not None and "rel" in m.family.params and m.family.params["rel"].default is not None
-                and m["rel"] == m.family.params["rel"].default):
-            m = m.replace(rel=rel_level)
-        if label in seen:
-            return
-        seen.add(label)
-        shown.append(ShownMeasure(label, m, trec_name))
-
-    for token in tokens:
-        if token in TREC_PSEUDO:
-            extra.add(token)
-            continue
-        trec = expand_trec(token)
-        if trec is not None:  # trec_eval's meaning first: bare "P" and "recall" at its default cutoffs
-            for name, m in trec:
-                add(name, m, name)
-            continue
-        m = parse_measure(token)
-        add(token, m, trec_output_name(m))
-    if not shown and not extra:
-        raise InputError("no measure given")
-    return shown, extra
+    expanded = expand(texts, rel_level=rel_level)
+    return shown_measures(expanded), set(expanded.pseudo)
 
 
 # ------------------------------------------------------------------------------------------ progress
@@ -290,11 +184,36 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+# the Python parameters that messages name (tierank.errors.param_text), by the options that set them
+_FLAGS = {"max_docs": "-M", "ties": "--ties", "missing": "--missing", "no_relevant": "--no-relevant",
+          "rel_level": "-l", "seed": "--seed", "test": "--test", "alpha": "--alpha", "correction": "--correction",
+          "n_resamples": "--resamples", "trec_eval_version": "--trec-eval-version", "judged_only": "-J",
+          "bounds": "--bounds", "measures": "-m", "digits": "--digits", "run_format": "--run-format",
+          "qrels_format": "--qrels-format"}
+
+
+def _cli_spelling(name: str, value: Any) -> str | None:
+    """A Python parameter and its value as the command line sets them (``max_docs=50`` is ``-M 50``), or
+    None for a parameter that has no option."""
+    import shlex
+
+    flag = _FLAGS.get(name)
+    if flag is None:
+        return None
+    if isinstance(value, bool):   # the flags -J and --bounds
+        return flag if value else f"no {flag}"
+    if name == "missing" and value == "zero":
+        return "-c"
+    return f"{flag} {shlex.quote(str(value))}"
+
+
 @contextmanager
 def _errors_to_exit() -> Iterator[None]:
-    """InputError, unreadable files and missing optional packages: a one-line message, exit status 2."""
+    """InputError, unreadable files and missing optional packages: a one-line message, exit status 2.
+    Inside, messages name parameters by the command line's options (tierank.errors.spelled_as)."""
     try:
-        yield
+        with spelled_as(_cli_spelling):
+            yield
     except (InputError, TierankError) as err:
         _fail(str(err))
     except OSError as err:
@@ -331,19 +250,15 @@ class _GreedyMeasures(click.Command):
 
 
 def _is_measure(word: str) -> bool:
-    from .measures import expand_trec, parse_measure, trec_set
-    from .measures._registry import TREC_PSEUDO
+    from .measures import expand
 
     if word.startswith("-") or os.path.exists(word):
         return False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")   # only asking whether it is a measure; eval reports them
-            for token in _split_measure_arg(word):
-                if trec_set(token) or token in TREC_PSEUDO or expand_trec(token) is not None:
-                    continue
-                parse_measure(token)
-    except (InputError, ValueError):
+            expand(word)
+    except InputError:
         return False
     return True
 
@@ -536,7 +451,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         raise click.UsageError("--compare needs at least two runs")
     with _errors_to_exit():
         with _reported_warnings() as caught:
-            shown, extra = expand_measures(measures or ("official",), _rel(rel_level))
+            shown, extra = _shown(measures or ("official",), _rel(rel_level))
         _print_warnings(caught)
         if not shown:
             raise InputError("no measure to evaluate besides runid/num_q; add one with -m")
@@ -675,7 +590,7 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
     qrels, runs = _text_inputs(qrels, runs, run_format, qrels_format)
     with _errors_to_exit():
         with _reported_warnings() as caught:
-            shown, _ = expand_measures(measures or ("official",), _rel(rel_level))
+            shown, _ = _shown(measures or ("official",), _rel(rel_level))
         _print_warnings(caught)
         shown = [m for m in shown if not m.measure.family.text]
         if not shown:

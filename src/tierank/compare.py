@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError, TierankWarning
+from .errors import InputError, TierankWarning, install_hint, param_text
 
 __all__ = ["compare", "Comparison", "paired_test", "holm", "TESTS"]
 
@@ -38,7 +38,7 @@ def _scipy_stats() -> Any:
     try:
         from scipy import stats
     except ImportError:
-        raise ImportError("significance tests need scipy: pip install tierank[stats]") from None
+        raise ImportError(f"significance tests need scipy: {install_hint('stats')}") from None
     return stats
 
 
@@ -47,6 +47,27 @@ def _check_test(test: str) -> str:
     if key is None:
         raise InputError(f"test={test!r}: use one of {', '.join(TESTS)} (or student, randomization, fisher)")
     return key
+
+
+# the most resamples of the randomised tests: beyond, a test would run for hours (or forever)
+MAX_RESAMPLES = 10 ** 9
+
+
+def _check_resamples(n_resamples: Any) -> int:
+    if (isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer))
+            or not 1 <= n_resamples <= MAX_RESAMPLES):
+        raise InputError(f"{param_text('n_resamples', n_resamples)}: the number of resamples must be an integer "
+                         f"from 1 to {MAX_RESAMPLES:,}")
+    return int(n_resamples)
+
+
+def _rng(seed: Any) -> np.random.Generator:
+    """The random generator of the randomised tests; any integer seeds it (numpy takes non-negative seeds
+    only: a negative one seeds it with [1, -seed])."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"{param_text('seed', seed)}: the seed must be an integer")
+    seed = int(seed)
+    return np.random.default_rng(seed if seed >= 0 else [1, -seed])
 
 
 def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_resamples: int = 10000,
@@ -85,6 +106,8 @@ def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_re
     if x.shape != y.shape or x.ndim != 1:
         raise InputError("paired tests need two 1-D arrays of the same length")
     test = _check_test(test)
+    n_resamples = _check_resamples(n_resamples)
+    rng = _rng(seed)
     d = x - y
     n = len(d)
     if n == 0:
@@ -106,11 +129,10 @@ def paired_test(a: Sequence[float], b: Sequence[float], test: str = "t", *, n_re
 
         res = stats.permutation_test((x, y), mean_difference, vectorized=True,
                                      permutation_type="samples", n_resamples=n_resamples,
-                                     alternative="two-sided", random_state=np.random.default_rng(seed))
+                                     alternative="two-sided", random_state=rng)
         return float(min(1.0, res.pvalue))
     # bootstrap (Efron & Tibshirani's paired test, as in Sakai's IR evaluation papers)
     _scipy_stats()  # same requirement for every test
-    rng = np.random.default_rng(seed)
     observed = abs(d.mean())
     centred = d - d.mean()
     count = 0
@@ -172,6 +194,9 @@ class Comparison:
     test, correction : str
     alpha : float
     ties : str
+    counts : frozenset of str
+        The measures that count (num_ret...: ``MeasureFamily.is_count``): their sums are shown, as
+        integers, and never tested (a difference of counts is no evidence for either run).
     """
 
     means: pd.DataFrame
@@ -182,6 +207,7 @@ class Comparison:
     correction: str
     alpha: float
     ties: str
+    counts: frozenset = frozenset()
 
     @classmethod
     def from_results(cls, results: Mapping[str, Any], measures: Mapping[str, str], *, test: str = "t",
@@ -218,8 +244,8 @@ class Comparison:
         if len(common) < len(union):
             n_out = len(union) - len(common)
             warnings.warn(f"{n_out} quer{'y is' if n_out == 1 else 'ies are'} not evaluated in every run and "
-                          f"{'is' if n_out == 1 else 'are'} left out of the comparison (missing='zero' / -c "
-                          "scores missing queries 0)", TierankWarning, stacklevel=2)
+                          f"{'is' if n_out == 1 else 'are'} left out of the comparison "
+                          f"({param_text('missing', 'zero')} scores missing queries 0)", TierankWarning, stacklevel=2)
         common = _sorted_index(common)
         per_query = {}
         means = {}
@@ -235,8 +261,12 @@ class Comparison:
             means[label] = pd.Series({n: _aggregate_column(results[n], column, frame[n]) for n in names})
         means_frame = pd.DataFrame(means).loc[names]
         means_frame.index.name = "run"
+        counts = frozenset(label for label, column in measures.items()
+                           if any(_is_count(res, column) for res in results.values()))
         rows = []
         for label in measures:
+            if label in counts:
+                continue
             frame = per_query[label]
             pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
             p = np.array([paired_test(frame[names[i]].to_numpy(), frame[names[j]].to_numpy(), test,
@@ -256,7 +286,7 @@ class Comparison:
         letters = {n: _letter(i) for i, n in enumerate(names)}
         ties = getattr(results[names[0]], "ties", "")
         return cls(means=means_frame, per_query=per_query, tests=tests, letters=letters, test=test,
-                   correction=correction, alpha=alpha, ties=ties)
+                   correction=correction, alpha=alpha, ties=ties, counts=counts)
 
     # ------------------------------------------------------------------------------- presentation
 
@@ -266,23 +296,31 @@ class Comparison:
         losers = [b if a == run else a for a, b in zip(t["run_a"], t["run_b"])]
         return "".join(sorted(self.letters[x] for x in losers))
 
+    def mean_text(self, run: str, measure: str, digits: int = 4) -> str:
+        """The mean of ``run`` on ``measure`` as the tables print it: ``digits`` decimals, a count as an
+        integer."""
+        from .formats import format_value
+
+        return format_value(float(self.means.loc[run, measure]), measure in self.counts, digits)
+
     def _rows(self, digits: int, mark: Any) -> tuple[list[str], list[list[str]]]:
         header = ["", "run"] + list(self.means.columns)
         rows = []
         for run in self.means.index:
             cells = [self.letters[run], str(run)]
             for measure in self.means.columns:
-                v = f"{self.means.loc[run, measure]:.{digits}f}"
-                cells.append(v + mark(self.wins(run, measure)))
+                cells.append(self.mean_text(run, measure, digits) + mark(self.wins(run, measure)))
             rows.append(cells)
         return header, rows
 
     def _note(self) -> str:
         correction = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}
         n = len(next(iter(self.per_query.values()))) if self.per_query else 0
+        counts = (f"; counts ({', '.join(c for c in self.means.columns if c in self.counts)}) are summed, "
+                  "not tested") if self.counts else ""
         return (f"{_TEST_NAMES[self.test]}, {correction[self.correction]} p <= {self.alpha:g}, over {n} "
                 f"quer{'y' if n == 1 else 'ies'}, ties={self.ties}; letters mark the runs a run is "
-                "significantly better than")
+                f"significantly better than{counts}")
 
     def _pairs_rows(self, digits: int) -> tuple[list[str], list[list[str]]]:
         header = ["measure", "runs", "diff", "p", "p adjusted", "significant"]
@@ -412,7 +450,7 @@ def _aggregate_column(results: Any, column: str, values: pd.Series) -> float:
 
 def _is_count(results: Any, column: str) -> bool:
     m = results.measures.get(column) if hasattr(results, "measures") else None
-    return m is not None and m.family.aggregate == "sum"
+    return m is not None and m.family.is_count
 
 
 def _sorted_index(index: pd.Index) -> pd.Index:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import _engines as E
-from .errors import InputError
+from .errors import InputError, install_hint
 
 __all__ = ["evaluate", "compare"]
 
@@ -23,7 +23,7 @@ def _dd() -> Any:
     try:
         import dask.dataframe as dd
     except ImportError:
-        raise ImportError("tierank.dask needs dask: pip install tierank[dask]") from None
+        raise ImportError(f"tierank.dask needs dask: {install_hint('dask')}") from None
     return dd
 
 

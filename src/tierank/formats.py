@@ -11,7 +11,7 @@ import json
 import math
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,7 @@ from .results import Results
 __all__ = [
     "FORMATS",
     "ShownMeasure",
+    "shown_measures",
     "RunResults",
     "render",
     "render_table",
@@ -59,7 +60,18 @@ class ShownMeasure:
     @property
     def is_count(self) -> bool:
         """True for NumQ, NumRet, NumRel, NumRelRet: summed over queries and printed as integers."""
-        return self.measure.family.aggregate == "sum"
+        return self.measure.family.is_count
+
+
+def shown_measures(expanded: Mapping[str, Measure]) -> list[ShownMeasure]:
+    """The measures of :func:`tierank.measures.expand` as shown: label, measure and trec_eval name.
+
+    >>> from tierank.measures import expand
+    >>> [(m.label, str(m.measure), m.trec_name) for m in shown_measures(expand("P.5 nDCG@10"))]
+    [('P_5', 'P@5', 'P_5'), ('nDCG@10', 'nDCG@10', 'ndcg_cut_10')]
+    """
+    trec_names = getattr(expanded, "trec_names", {})
+    return [ShownMeasure(label, m, trec_names.get(label)) for label, m in expanded.items()]
 
 
 @dataclass

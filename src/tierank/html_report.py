@@ -107,7 +107,7 @@ def report_html(qrels: Any, runs: Sequence[Any] | Mapping[str, Any], measures: A
         As for :func:`tierank.evaluate`; the exact minimum and maximum over tie orderings are always
         computed.
     rel_level : number, optional
-        trec_eval's ``-l`` (see :func:`tierank.cli.expand_measures`).
+        trec_eval's ``-l`` (see :func:`tierank.measures.expand`).
     test, alpha, correction, n_resamples
         The significance tests between runs, as for :func:`tierank.compare` (two or more runs; needs
         scipy, else the section says so).
@@ -133,12 +133,13 @@ def report_html(qrels: Any, runs: Sequence[Any] | Mapping[str, Any], measures: A
     >>> "0.7500" in page and "[0.5000, 1.0000]" in page      # RR: d1 first or second
     True
     """
-    from .cli import expand_measures
+    from .formats import shown_measures
     from .io.frames import to_columns
+    from .measures import expand
 
     named = _name_runs(runs)
     with _collect_warnings() as caught:
-        shown, _ = expand_measures(_measure_texts(measures), rel_level)
+        shown = shown_measures(expand(_measure_texts(measures), rel_level=rel_level))
     notes = [f"measures: {w}" for w in _messages(caught)]
     with _collect_warnings() as caught:
         judged = to_columns(qrels, "qrels") if _is_path(qrels) else qrels   # read once for every run
@@ -431,13 +432,15 @@ def _significance_section(comparison: Any, numeric: list, runs: list[_Run], digi
         row: list = [_e(cmp.letters[run]), _e(run)]
         for m in measures:
             wins = cmp.wins(run, m)
-            row.append(_e(f"{cmp.means.loc[run, m]:.{digits}f}") + (f"<sup>{_e(wins)}</sup>" if wins else ""))
+            row.append(_e(cmp.mean_text(run, m, digits)) + (f"<sup>{_e(wins)}</sup>" if wins else ""))
         rows.append(row)
     n = len(next(iter(cmp.per_query.values()))) if cmp.per_query else 0
     corr = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}[cmp.correction]
     note = (f"<p class=\"note\">{_e(_TEST_NAMES.get(cmp.test, cmp.test).capitalize())} over the {n} queries every run has, "
             f"{corr} over the pairs of runs, p &le; {cmp.alpha:g}, ties={_e(cmp.ties)}. A superscript "
-            "lists the letters of the runs that run is significantly better than.</p>")
+            "lists the letters of the runs that run is significantly better than."
+            + (f" Counts ({_e(', '.join(m for m in measures if m in cmp.counts))}) are summed over the queries, "
+               "not tested." if cmp.counts else "") + "</p>")
     pairs = []
     for r in cmp.tests.itertuples():
         sig = "yes" if r.significant else "no"

@@ -50,13 +50,15 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
+from .errors import install_hint
+
 try:
     import ir_measures as _irm
     from ir_measures import providers as _providers
     from ir_measures.providers.base import NOT_PROVIDED as _NOT_PROVIDED
     from ir_measures.util import Metric, QrelsConverter, RunConverter
 except ImportError:   # pragma: no cover - the extra is installed in the tests
-    raise ImportError("tierank.ir_measures needs ir-measures: pip install tierank[ir-measures]") from None
+    raise ImportError(f"tierank.ir_measures needs ir-measures: {install_hint('ir-measures')}") from None
 
 from .api import evaluate
 from .blocks import check_trec_eval_version
@@ -205,7 +207,7 @@ default="expected"
         return True
 
     def install_instructions(self) -> str:
-        return "pip install tierank[ir-measures]"
+        return install_hint("ir-measures")
 
     def _evaluator(self, measures: Iterable[Any], qrels: Any) -> "TierankEvaluator":
         return TierankEvaluator(measures, qrels, self)

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, install_hint
 from .formats import escape_text
 from .io.output import atomic_write, check_output
 
@@ -44,7 +44,7 @@ def _matplotlib() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ImportError("plots need matplotlib: pip install tierank[plot]") from None
+        raise ImportError(f"plots need matplotlib: {install_hint('plot')}") from None
     return matplotlib
 
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _engines as E
-from .errors import InputError
+from .errors import InputError, install_hint
 
 __all__ = ["evaluate", "compare"]
 
@@ -28,7 +28,7 @@ def _pyspark() -> Any:
     try:
         from pyspark.sql import DataFrame, functions, types
     except ImportError:
-        raise ImportError("tierank.spark needs pyspark: pip install tierank[spark]") from None
+        raise ImportError(f"tierank.spark needs pyspark: {install_hint('spark')}") from None
     return DataFrame, functions, types
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._threads import in_background
-from ..errors import InputError, TierankWarning
+from ..errors import InputError, TierankWarning, param_text
 from .columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .ids import (DocCodes, HashCollision, QueryCodes, SharedHashes, exact_string_codes, first_duplicate,
                   hashed_string_codes, id_codes, integer_codes, matches_equal, query_codes,
@@ -135,7 +135,7 @@ class _QuerySets:
         if only_qrels and missing == "skip":
             notes.append(f"{only_qrels} judged quer{'y' if only_qrels == 1 else 'ies'} "
                          f"{'is' if only_qrels == 1 else 'are'} missing from the run and left out "
-                         "(missing='zero' scores them 0, like trec_eval -c)")
+                         f"({param_text('missing', 'zero')} scores them 0, like trec_eval -c)")
         evaluated = in_run & in_qrels
         # evaluated queries are numbered in order of first appearance in the run, so a run grouped by
         # query keeps its blocks in place (evaluate() sorts the results by query id)

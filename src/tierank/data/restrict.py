@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, param_text
 from .ranked import RankedLists, concat_ranges
 
 __all__ = ["RestrictedLists", "restrict"]
@@ -55,7 +55,7 @@ def restrict(ranked: RankedLists, labels: np.ndarray, *, judged_only: bool = Fal
         if ties in _FIXED and not bounds:
             ranked = _in_mode_order(ranked, ties, seed)
         else:
-            _check_no_straddling_tie(ranked, labels, max_docs, ties)
+            _check_no_straddling_tie(ranked, labels, max_docs, ties, bounds)
         position = np.arange(len(keep)) - np.repeat(ranked.qptr[:-1], ranked.lengths)
         keep &= position < max_docs
     if judged_only:
@@ -75,7 +75,8 @@ def _in_mode_order(ranked: RankedLists, mode: str, seed: int) -> RankedLists:
     return ranked if order is None else _take(ranked, order)
 
 
-def _check_no_straddling_tie(ranked: RankedLists, labels: np.ndarray, max_docs: int, ties: str) -> None:
+def _check_no_straddling_tie(ranked: RankedLists, labels: np.ndarray, max_docs: int, ties: str,
+                             bounds: bool = False) -> None:
     long_enough = np.flatnonzero(ranked.lengths > max_docs)
     if not len(long_enough):
         return
@@ -85,11 +86,14 @@ def _check_no_straddling_tie(ranked: RankedLists, labels: np.ndarray, max_docs: 
     if straddles.any():
         q = long_enough[np.argmax(straddles)]
         label = labels[q].item() if isinstance(labels[q], np.generic) else labels[q]
+        fixed = [param_text("ties", mode) for mode in ("trec_eval", "input", "random")]
+        # the bounds range over every tie order, so with them no fixed mode makes a tie-break either
+        why = param_text("bounds", True) if ties in _FIXED else param_text("ties", ties)
         raise InputError(
-            f"query {label!r}: max_docs={max_docs} (trec_eval -M) cuts a tie of documents with equal scores "
-            f"at rank {max_docs}, so the documents kept depend on the tie-break; with ties={ties!r} no "
-            "tie-break is made. Use ties='trec_eval', 'input' or 'random' (without bounds), or a measure "
-            f"cutoff (@{max_docs}) instead of max_docs", query=label)
+            f"query {label!r}: {param_text('max_docs', max_docs)} cuts a tie of documents with equal scores "
+            f"at rank {max_docs}, so the documents kept depend on the tie-break; with {why} no tie-break is "
+            f"made. Use {fixed[0]}, {fixed[1]} or {fixed[2]} (without {param_text('bounds', True)}), or a "
+            f"measure cutoff (@{max_docs}) instead", query=label)
 
 
 def _take(ranked: RankedLists, items: np.ndarray) -> RankedLists:

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import install_hint
 from ._ops import Ops
 
 __all__ = ["KerasOps", "keras_ops"]
 
-_INSTALL_HINT = "tierank.keras needs Keras 3 and a backend: pip install tierank[keras] tensorflow (or jax, or torch)"
+_INSTALL_HINT = ("tierank.keras needs Keras 3 and a backend (TensorFlow, JAX or PyTorch): "
+                 f"{install_hint('keras', 'tensorflow')}")
 
 
 class KerasOps(Ops):

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import install_hint
+
 __all__ = ["Ops", "NumpyOps", "TorchOps", "numpy_ops", "torch_ops"]
 
 
@@ -224,7 +226,7 @@ class TorchOps(Ops):
         try:
             import torch
         except ImportError:
-            raise ImportError("tierank.torch needs torch and torchmetrics: pip install tierank[torch]") from None
+            raise ImportError(f"tierank.torch needs torch and torchmetrics: {install_hint('torch')}") from None
         self.torch = torch
 
     def arange(self, n: int, like: Any) -> Any:

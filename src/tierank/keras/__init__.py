@@ -13,11 +13,13 @@ input order, ``"random"`` a seeded deterministic order. keras-rs shuffles ties o
 and MAP at k over lookup distances).
 """
 
+from ..errors import install_hint
+
 try:
     import keras as _keras
 except ImportError:   # pragma: no cover - depends on the environment
-    raise ImportError("tierank.keras needs Keras 3 and a backend: pip install tierank[keras] tensorflow "
-                      "(or jax, or torch)") from None
+    raise ImportError("tierank.keras needs Keras 3 and a backend (TensorFlow, JAX or PyTorch): "
+                      f"{install_hint('keras', 'tensorflow')}") from None
 if not hasattr(_keras, "ops"):   # pragma: no cover - Keras 2
     raise ImportError(f"tierank.keras needs Keras 3 (keras.ops); found keras {_keras.__version__}: "
                       "pip install 'keras>=3.8'")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._registry import REGISTRY
+from ._registry import REGISTRY, TREC_INDEX, did_you_mean
 from ._spec import MeasureFamily
 from ._trec import format_level
 
@@ -75,10 +75,12 @@ def render_measures(fmt: str = "table", name: str | None = None) -> str:
 
     items = describe_measures()
     if name is not None:
+        # a name or alias (any case), else a trec_eval name (exact: 'rbp' is trec_eval's, 'RBP' ir-measures')
+        family = TREC_INDEX[name][0].name if name in TREC_INDEX else None
         items = [d for d in items if d["name"].lower() == name.lower()
-                 or name.lower() in (a.lower() for a in d["aliases"])]
+                 or name.lower() in (a.lower() for a in d["aliases"])] or [d for d in items if d["name"] == family]
         if not items:
-            raise InputError(f"unknown measure {name!r}; `tierank measures` lists them all")
+            raise InputError(f"unknown measure {name!r}{did_you_mean(name)}; `tierank measures` lists them all")
     if fmt == "json":
         return json.dumps(items, indent=2, default=str) + "\n"
     header = ["measure", "parameters (defaults)", "cutoff", "trec_eval", "also accepted as", "what it is"]

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, param_text
 from ..ties.groups import Judged
 from ._spec import Measure
 
@@ -132,6 +132,8 @@ def apply_no_relevant(m: Measure, values: np.ndarray, has_rel: np.ndarray, polic
         label = first if labels is None else labels[first]
         label = label.item() if isinstance(label, np.generic) else label
         raise InputError(f"measure {m.text or str(m)!r}: {what} {label!r} has no relevant judged document "
-                         f"({relevance_rule(m)}); no_relevant='error' (use 'zero', 'skip' or 'one' to "
-                         f"score such {'queries' if what == 'query' else what + 's'})", query=label)
+                         f"({relevance_rule(m)}); {param_text('no_relevant', 'error')} (use "
+                         f"{param_text('no_relevant', 'zero')}, {param_text('no_relevant', 'skip')} or "
+                         f"{param_text('no_relevant', 'one')} to score such "
+                         f"{'queries' if what == 'query' else what + 's'})", query=label)
     return out

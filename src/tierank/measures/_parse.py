@@ -8,6 +8,11 @@
 
 ``NAME`` may contain letters, digits, ``_`` and ``-`` (ranx's ``r-precision``); the ``-lN`` suffix is
 ranx's relevance level (``map@100-l2`` is ``AP(rel=2)@100``).
+
+Every failure is an :class:`~tierank.errors.InputError`: numbers longer than :data:`MAX_NUMBER_CHARS`
+characters, integers beyond every float and values nested deeper than :data:`MAX_NESTING` are refused
+before Python's own limits (its 4300-digit integer conversion, float()'s OverflowError, its recursion
+depth) would raise something else.
 """
 
 from __future__ import annotations
@@ -18,7 +23,16 @@ from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["ParsedMeasure", "parse_measure_string"]
+__all__ = ["ParsedMeasure", "parse_measure_string", "number_value", "MAX_NUMBER_CHARS", "MAX_INT_DIGITS",
+           "MAX_NESTING"]
+
+# the longest number literal read: a float has at most 309 integer digits (1.8e308), and a longer integer
+# is no cutoff, grade or parameter any measure can use; Python refuses int() of more than 4300 digits
+MAX_NUMBER_CHARS = 400
+# the most digits of an integer literal: 10**308 - 1 still converts to a float (at most 1.8e308)
+MAX_INT_DIGITS = 308
+# the deepest nesting of (...), [...] and {...} in a parameter value (the parser recurses once a level)
+MAX_NESTING = 100
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -37,10 +51,33 @@ class ParsedMeasure:
     level: float | None = field(default=None, repr=False)   # ir-measures' IPrec@0.2: a recall level
 
 
+def number_value(literal: str, real: bool = False) -> int | float:
+    """The value of a number literal: an int if it has no ``.``, ``e`` or ``E`` (and not ``real``), else
+    a float (``inf`` beyond the floats, which the parameter checks refuse).
+
+    Raises ValueError if the literal is longer than :data:`MAX_NUMBER_CHARS` characters, or an integer
+    of more than :data:`MAX_INT_DIGITS` digits (beyond every float): the one rule for the numbers of
+    measure strings, trec_eval's parameters included.
+
+    >>> number_value("10"), number_value("-2.5e3")
+    (10, -2500.0)
+    """
+    literal = literal.strip()
+    if len(literal) > MAX_NUMBER_CHARS:
+        raise ValueError(f"a number of {len(literal)} characters is too long (at most {MAX_NUMBER_CHARS})")
+    if real or any(c in literal for c in ".eE"):
+        return float(literal)
+    digits = len(literal.lstrip("+-").lstrip("0"))
+    if digits > MAX_INT_DIGITS:   # every parameter check may take float() of it: no OverflowError there
+        raise ValueError(f"an integer of {digits} digits is beyond every float (at most {MAX_INT_DIGITS} digits)")
+    return int(literal)
+
+
 class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
 
     def error(self, what: str) -> InputError:
         return InputError(f"measure {self.text!r}: {what} (at character {self.pos + 1})")
@@ -72,7 +109,22 @@ class _Scanner:
         self.pos = m.end()
         return m.group(0)
 
+    def number(self, literal: str) -> int | float:
+        try:
+            return number_value(literal)
+        except ValueError as err:
+            raise self.error(str(err)) from None
+
     def value(self) -> Any:
+        if self.depth >= MAX_NESTING:
+            raise self.error(f"a value nested more than {MAX_NESTING} levels deep")
+        self.depth += 1
+        try:
+            return self._value()
+        finally:
+            self.depth -= 1
+
+    def _value(self) -> Any:
         char = self.peek()
         if char in ("'", '"'):
             end = self.text.find(char, self.pos + 1)
@@ -97,7 +149,13 @@ class _Scanner:
             if self.take("}"):
                 return out
             while True:
+                at = self.pos
                 key = self.value()
+                try:
+                    hash(key)
+                except TypeError:   # a dict, or a tuple holding one
+                    self.pos = at
+                    raise self.error("a key cannot be or hold a dict {...}") from None
                 self.expect(":")
                 out[key] = self.value()
                 if self.take("}"):
@@ -105,7 +163,7 @@ class _Scanner:
                 self.expect(",")
         number = self.match(_NUMBER)
         if number is not None:
-            return float(number) if any(c in number for c in ".eE") else int(number)
+            return self.number(number)
         word = self.match(_IDENT)
         if word in ("True", "true"):
             return True
@@ -166,10 +224,11 @@ def parse_measure_string(text: str) -> ParsedMeasure:
         if re.fullmatch(r"0?\.\d+|1\.0*|0\.0*", raw) and not sc.peek():   # a recall level (IPrec@0.2)
             if "recall" in params:   # ir-measures would take the level after '@': no silent choice
                 raise InputError(f"measure {text!r}: the recall level given twice (recall= and @{raw})")
-            return ParsedMeasure(name=name, params=params, cutoff=None, text=text, level=float(raw))
-        if not re.fullmatch(r"[+-]?\d+", raw) or int(raw) <= 0:
+            return ParsedMeasure(name=name, params=params, cutoff=None, text=text, level=float(sc.number(raw)))
+        value = sc.number(raw)
+        if not re.fullmatch(r"[+-]?\d+", raw) or value <= 0:
             raise InputError(f"measure {text!r}: the cutoff k must be a positive integer, got {raw}")
-        cutoff = int(raw)
+        cutoff = int(value)
         rest = sc.match(re.compile(r"-l(\d+(?:\.\d+)?)"))
         if rest is not None:
             rel_suffix = rest[2:]
@@ -178,5 +237,5 @@ def parse_measure_string(text: str) -> ParsedMeasure:
     if rel_suffix is not None:
         if "rel" in params:
             raise InputError(f"measure {text!r}: relevance level given twice (rel= and -l)")
-        params["rel"] = float(rel_suffix) if "." in rel_suffix else int(rel_suffix)
+        params["rel"] = sc.number(rel_suffix)
     return ParsedMeasure(name=name, params=params, cutoff=cutoff, text=text)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import difflib
 import re
 import warnings
-from typing import Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
-from ..errors import InputError
+from ..errors import InputError, TierankWarning, param_text
 from . import ap, bing, bpref, counting, dcg, err, gain_g, infap, iprec, judged, ndcg_rel, radius, rbp, relstring, rndcg, rr, sets
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
 from ._trec import TREC_EVAL_TABLE, TREC_SETS, TrecName, split_trec_text
 
-__all__ = ["REGISTRY", "TREC_INDEX", "parse_measure", "parse_measures", "measure_names", "expand_trec",
-           "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
+__all__ = ["REGISTRY", "TREC_INDEX", "parse_measure", "parse_measures", "measure_names", "did_you_mean", "expand",
+           "expand_trec", "ExpandedMeasures", "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
 
 REGISTRY: dict[str, MeasureFamily] = {
     f.name: f for module in (counting, ap, rr, dcg, ndcg_rel, rndcg, gain_g, err, judged, sets, rbp, bpref, infap, bing, iprec, relstring) for f in module.FAMILIES
@@ -52,8 +52,14 @@ def measure_names() -> list[str]:
     return list(REGISTRY)
 
 
-def _suggest(name: str) -> str:
-    """`` (did you mean 'X'?)`` for the closest known spelling, or ``""``."""
+def did_you_mean(name: str) -> str:
+    """`` (did you mean 'X'?)`` for the known spelling closest to ``name`` (case-insensitive, over the
+    measures' names, their ir-measures / ranx aliases, trec_eval's names and sets), or ``""``: the one
+    suggestion rule of every "unknown measure" message.
+
+    >>> did_you_mean("nDGC"), did_you_mean("zzz")
+    (" (did you mean 'ndcg'?)", '')
+    """
     known = {n.lower(): n for n in [*REGISTRY, *TREC_INDEX, *TREC_SETS]}
     known.update({alias.lower(): alias for f in REGISTRY.values() for alias, _ in f.aliases})
     close = difflib.get_close_matches(name.lower(), list(known), n=1, cutoff=0.6)
@@ -78,9 +84,7 @@ def expand_trec(text: str) -> list[tuple[str, Measure]] | None:
     name, params, _output_spelling = split
     family, trec = TREC_INDEX[name]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")   # atol's note on '23.4' goes to the caller once
-            expanded = trec.expand(params)
+        expanded = trec.expand(params)   # atol's note on '23.4' goes to the caller, under the caller's filters
     except ValueError as err:
         raise InputError(f"measure {text!r}: {err}") from None
     return [(out, family.bind(p, cutoff, text)) for out, p, cutoff in expanded]
@@ -182,19 +186,19 @@ def parse_measure(text: str | Measure) -> Measure:
     trec = expand_trec(text) if exact_trec or text.lower() not in _LOOKUP else None
     if trec is not None:
         if len(trec) != 1:
-            raise InputError(f"measure {text!r}: one measure per string; trec_eval's {text.strip()!r} means it at "
-                             "each of its default cutoffs or levels, "
-                             + ", ".join(repr(name) for name, _ in trec)
-                             + f": write one of them (e.g. {trec[0][0]!r}, or {str(trec[0][1])!r})")
+            raise InputError(f"measure {text!r}: one measure per string; trec_eval's {text.strip()!r} means "
+                             f"{len(trec)} measures, " + ", ".join(repr(name) for name, _ in trec)
+                             + f": write one of them (e.g. {trec[0][0]!r}, or {str(trec[0][1])!r}), or "
+                             f"give tierank.measures.expand({text.strip()!r}) to have them all")
         return trec[0][1]
     base = text.strip().split(".", 1)[0]
     if "." in text and _TREC_WORD.match(base) and base.lower() not in _LOOKUP:   # a trec_eval name, misspelt
-        raise InputError(f"unknown measure {base!r} in {text!r}{_suggest(base)}; `tierank measures` lists "
+        raise InputError(f"unknown measure {base!r} in {text!r}{did_you_mean(base)}; `tierank measures` lists "
                          "every measure and its trec_eval names")
     parsed = parse_measure_string(text)
     found = _LOOKUP.get(parsed.name.lower())
     if found is None:
-        raise InputError(f"unknown measure {parsed.name!r} in {text!r}{_suggest(parsed.name)}; known measures: "
+        raise InputError(f"unknown measure {parsed.name!r} in {text!r}{did_you_mean(parsed.name)}; known measures: "
                          + ", ".join(REGISTRY) + " (and their ir-measures, ranx and trec_eval names; "
                          "`tierank measures` lists them all)")
     family, preset = found
@@ -212,15 +216,172 @@ def parse_measure(text: str | Measure) -> Measure:
     return family.bind(params, parsed.cutoff, text)
 
 
-def parse_measures(measures: "str | Measure | Iterable[str | Measure]") -> dict[str, Measure]:
-    """Parse one measure or a list of them into ``{text as given: Measure}`` (the Results keys).
+def parse_measures(measures: "str | Measure | Iterable[str | Measure] | Mapping[str, str | Measure]"
+                   ) -> dict[str, Measure]:
+    """Parse one measure or a list of them into ``{text as given: Measure}`` (the Results keys); a dict
+    ``{label: measure}`` (as :func:`tierank.measures.expand` gives) keeps its labels.
 
     >>> list(parse_measures(["P@5", "ndcg_cut.10"]).values())[1].name
     'nDCG'
     """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
-    parsed = {str(m) if isinstance(m, Measure) else m: parse_measure(m) for m in measures}
+    if isinstance(measures, Mapping):   # {label: measure}, as expand() gives: the labels are the keys
+        parsed = {str(label): parse_measure(m) for label, m in measures.items()}
+    else:
+        parsed = {str(m) if isinstance(m, Measure) else m: parse_measure(m) for m in measures}
     if not parsed:
         raise InputError("no measure given, e.g. measures=['nDCG@10', 'AP']")
     return parsed
+
+
+class ExpandedMeasures(dict):
+    """What :func:`tierank.measures.expand` gives: a dict ``{label: Measure}`` in the order asked for, with
+
+    Attributes
+    ----------
+    trec_names : dict of str to str or None
+        Each label's trec_eval output name (``"P_5"``, ``"ndcg_cut_10"``), None if trec_eval has none.
+    pseudo : frozenset of str
+        trec_eval's pseudo-measures asked for (``runid``, the run's tag, which is no measure; ``num_q``
+        when NumQ is asked for), which ``--format trec`` prints as trec_eval does.
+    """
+
+    def __init__(self, items: Iterable[tuple[str, Measure]] = (),
+                 trec_names: Mapping[str, str | None] | None = None, pseudo: Iterable[str] = ()) -> None:
+        super().__init__(items)
+        self.trec_names = dict(trec_names or {})
+        self.pseudo = frozenset(pseudo)
+
+
+def _split_measure_list(text: str) -> list[str]:
+    """Split one ``-m`` value into measure strings: at blanks and at commas followed by a letter,
+    outside parentheses, brackets and quotes (``P.5,10`` and ``P(rel=2, clip=True)@5`` stay whole)."""
+    out: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    quote: str | None = None
+    for i, c in enumerate(text):
+        if quote:
+            buf.append(c)
+            if c == quote:
+                quote = None
+            continue
+        if c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and (c.isspace() or (c == "," and text[i + 1:i + 2].isalpha())):
+            if buf:
+                out.append("".join(buf))
+            buf = []
+            continue
+        buf.append(c)
+    if buf:
+        out.append("".join(buf))
+    return out
+
+
+def _trec_set_members(token: str) -> tuple[str, ...]:
+    """The members of a trec_eval set (``official``, ``all_trec``, ``set``) that tierank computes, with
+    a warning naming the others; any other token as it is."""
+    members = trec_set(token)
+    if members is None:
+        return (token,)
+    missing = [name for name in members if name not in TREC_INDEX and name not in TREC_PSEUDO]
+    if missing:
+        warnings.warn(f"{param_text('measures', token)}: tierank does not compute trec_eval's "
+                      f"{', '.join(missing)} yet; they are left out", TierankWarning, stacklevel=3)
+    return tuple(name for name in members if name not in missing)
+
+
+def _with_rel_level(m: Measure, rel_level: Any) -> Measure:
+    """``m`` with trec_eval's ``-l``: its relevance level, if it has one and leaves it at the default."""
+    if rel_level is None or "rel" not in m.family.params:
+        return m
+    default = m.family.params["rel"].default
+    if default is None or m["rel"] != default:
+        return m
+    try:
+        return m.replace(rel=rel_level)
+    except InputError as err:
+        raise InputError(f"{param_text('rel_level', rel_level)}: {err}") from None
+
+
+def expand(measures: "str | Sequence[str]", *, rel_level: float | None = None) -> ExpandedMeasures:
+    """The measures that measure strings ask for, trec_eval's sets and lists expanded, labelled as shown.
+
+    Parameters
+    ----------
+    measures : str or sequence of str
+        Measure strings as :func:`tierank.parse_measure` takes them, and what trec_eval's ``-m`` takes besides:
+        cutoff lists (``"P.5,10"``; bare ``"P"``: trec_eval's default cutoffs), level lists
+        (``"iprec_at_recall.0.1,0.5"``), trec_eval's sets (``"official"``, ``"all_trec"``, ``"set"``;
+        a warning names the members tierank does not compute), several in one string separated by
+        blanks. As in trec_eval, a bare trec_eval name given together with the same name with parameters
+        (``["all_trec", "relstring.20"]``) takes those parameters.
+    rel_level : number, optional
+        trec_eval's ``-l``: the relevance level of every measure that has a ``rel`` parameter and leaves
+        it at its default (nDCG gains are not changed, as in trec_eval).
+
+    Returns
+    -------
+    ExpandedMeasures
+        A dict ``{label: Measure}``: trec_eval spellings labelled as trec_eval prints them (``P_5``), other
+        strings as written; a label given twice is kept once. It can be given as ``measures`` to
+        :func:`tierank.evaluate` (the labels become the result's keys).
+
+    Raises
+    ------
+    InputError
+        A measure string that does not parse, or no measure at all.
+
+    Examples
+    --------
+    >>> from tierank.measures import expand
+    >>> {label: str(m) for label, m in expand("P.5,10 nDCG@10").items()}
+    {'P_5': 'P@5', 'P_10': 'P@10', 'nDCG@10': 'nDCG@10'}
+    >>> list(expand("all_trec"))[:5]
+    ['num_q', 'num_ret', 'num_rel', 'num_rel_ret', 'map']
+    >>> sorted(expand("official").pseudo)
+    ['num_q', 'runid']
+    """
+    if isinstance(measures, str):
+        measures = [measures]
+    tokens: list[str] = []
+    for text in measures:
+        if not isinstance(text, str):
+            raise InputError(f"a measure must be a string such as 'nDCG@10', got {text!r}")
+        for token in _split_measure_list(text):
+            tokens.extend(_trec_set_members(token))
+    # a bare trec_eval name yields to the same name given with parameters (trec_eval's rule)
+    with_params = {token.split(".", 1)[0] for token in tokens if "." in token}
+    tokens = [t for t in tokens if not (t in TREC_INDEX and t in with_params)]
+    items: dict[str, Measure] = {}
+    trec_names: dict[str, str | None] = {}
+    pseudo: set[str] = set()
+
+    def add(label: str, m: Measure, trec_name: str | None) -> None:
+        if trec_output_name(m) == "num_q":
+            pseudo.add("num_q")
+        m = _with_rel_level(m, rel_level)
+        if label not in items:
+            items[label] = m
+            trec_names[label] = trec_name
+
+    for token in tokens:
+        if token in TREC_PSEUDO:
+            pseudo.add(token)
+            continue
+        trec = expand_trec(token)
+        if trec is not None:  # trec_eval's meaning first: bare "P" and "recall" at its default cutoffs
+            for name, m in trec:
+                add(name, m, name)
+            continue
+        m = parse_measure(token)
+        add(token, m, trec_output_name(m))
+    if not items and not pseudo:
+        raise InputError("no measure given")
+    return ExpandedMeasures(items.items(), trec_names, pseudo)

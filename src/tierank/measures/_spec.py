@@ -15,7 +15,12 @@ from typing import Any, Callable, Sequence
 
 from ..errors import InputError
 
-__all__ = ["Param", "MeasureFamily", "Measure", "QueryError", "real_param", "bool_param", "choice_param"]
+__all__ = ["Param", "MeasureFamily", "Measure", "QueryError", "real_param", "bool_param", "choice_param",
+           "MAX_CUTOFF"]
+
+# The largest cutoff k: longer than any ranking (so P@k is relevant retrieved / k, other measures as with
+# no cutoff), and with room in int64 for k + k, which the kernels' rank arithmetic may compute.
+MAX_CUTOFF = 2 ** 62
 
 
 class QueryError(ValueError):
@@ -47,13 +52,21 @@ class _RealCheck:
     def __call__(self, v: Any) -> Any:
         if v is None and self.allow_none:
             return None
-        if isinstance(v, bool) or not isinstance(v, Real) or not math.isfinite(float(v)):
+        if isinstance(v, bool) or not isinstance(v, Real) or not _finite(v):
             raise ValueError(f"{self.name} must be a finite number, got {v!r}")
         if self.positive and v <= 0:
             raise ValueError(f"{self.name} must be > 0, got {v!r}")
         if self.minimum is not None and v < self.minimum:
             raise ValueError(f"{self.name} must be >= {self.minimum:g}{self.why}, got {v!r}")
         return float(v) if not float(v).is_integer() else int(v)
+
+
+def _finite(v: Real) -> bool:
+    """Whether ``v`` is a finite number that a float holds (an int beyond 1.8e308 is not)."""
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
 
 
 class _BoolCheck:
@@ -174,6 +187,17 @@ class MeasureFamily:
         return MeasureFamily, tuple(getattr(self, f) for f in self.__dataclass_fields__)
 
     @property
+    def is_count(self) -> bool:
+        """Whether the measure counts (NumQ, NumRet, NumRel, NumRelRet): its aggregate over queries is their
+        sum, its values are whole numbers, printed as integers, and it is never tested for significance.
+
+        >>> from tierank.measures import REGISTRY
+        >>> REGISTRY["NumRet"].is_count, REGISTRY["AP"].is_count
+        (True, False)
+        """
+        return self.aggregate == "sum"
+
+    @property
     def proportion(self) -> bool:
         """Whether every value lies in [0, 1] (``no_relevant="one"`` applies to these)."""
         return self.value_range is not None and tuple(self.value_range) == (0.0, 1.0)
@@ -199,6 +223,8 @@ class MeasureFamily:
                     values[key] = spec.check(params[key])
                 except ValueError as err:
                     raise InputError(f"measure {text!r}: {err}") from None
+                except (TypeError, OverflowError) as err:   # a check's float() or numpy call on a value out of reach
+                    raise InputError(f"measure {text!r}: {key} cannot be {params[key]!r} ({err})") from None
             else:
                 values[key] = spec.default
         if self.normalize is not None:
@@ -210,6 +236,9 @@ class MeasureFamily:
             raise InputError(f"measure {text!r}: {self.name} needs a cutoff k, e.g. '{self.name}@10'")
         if cutoff is not None and self.cutoff == "none":
             raise InputError(f"measure {text!r}: {self.name} takes no cutoff k")
+        if cutoff is not None and cutoff > MAX_CUTOFF:   # every cutoff, of every spelling, is bound here
+            raise InputError(f"measure {text!r}: the cutoff k={cutoff} is too large; at most {MAX_CUTOFF} "
+                             "(2**62, beyond any ranking)")
         if judged_only:
             values["judged_only"] = True
         return Measure(self, tuple(sorted(values.items(), key=lambda kv: kv[0])), cutoff, text)

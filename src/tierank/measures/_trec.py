@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InputError, TierankWarning
+from ._parse import number_value
 
 __all__ = ["TrecName", "TREC_EVAL_TABLE", "TREC_SETS", "TREC_CUTOFFS", "atol", "atof", "parse_doubles",
            "parse_pairs", "format_level", "split_trec_text"]
@@ -180,10 +181,11 @@ def atol(text: str) -> int:
     m = _ATOL.match(text)
     if m is None:
         raise ValueError(f"cutoff {text!r} is not an integer")
+    value = number_value(m.group(1))
     if m.group(0) != text:
-        warnings.warn(f"cutoff {text!r} is read as {int(m.group(1))}, as trec_eval reads it",
+        warnings.warn(f"cutoff {text!r} is read as {value}, as trec_eval reads it",
                       TierankWarning, stacklevel=2)
-    return int(m.group(1))
+    return value
 
 
 def atof(text: str) -> float:
@@ -196,7 +198,7 @@ def atof(text: str) -> float:
     m = _ATOF.match(text)
     if m is None or m.group(0) != text.strip():
         raise ValueError(f"parameter {text!r} is not a number")
-    value = float(m.group(1))
+    value = number_value(m.group(1), real=True)
     if not math.isfinite(value):
         raise ValueError(f"parameter {text!r} is not a finite number")
     return value

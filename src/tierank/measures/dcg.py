@@ -46,8 +46,8 @@ DCG_SPELLING = Param(None, choice_param("dcg", (None, "log2", "exp-log2")),
 def _check_gains(v: Any) -> Any:
     if v is None:
         return None
-    if not isinstance(v, dict) or not all(
-            isinstance(x, Real) and not isinstance(x, bool) and np.isfinite(x) for kv in v.items() for x in kv):
+    if not isinstance(v, dict) or not all(isinstance(x, Real) and not isinstance(x, bool) and math.isfinite(float(x))
+                                          for kv in v.items() for x in kv):
         raise ValueError(f"gains must be a dict of finite numbers {{grade: gain}}, got {v!r}")
     bad = [k for k in v if k < 0]
     if bad:

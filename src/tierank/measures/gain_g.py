@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from ..errors import param_text
 from ..ties.groups import TieStats, within_query_exclusive_cumsum
 from ._common import chunks, divide
 from ._spec import Measure, MeasureFamily, QueryError
@@ -148,7 +149,8 @@ def _mixed_ties(g: TieStats, ties: np.ndarray, nz_tie: np.ndarray, v: np.ndarray
         raise QueryError(f"G: the exact {'expectation' if extreme is None else 'bounds'} over all orderings of tied "
                          f"documents needs about {cost.sum():.2g} operations here, beyond the limit; the costliest "
                          f"tie is at ranks {int(g.group_first[worst]) + 1}-"
-                         f"{int(g.group_first[worst] + g.group_size[worst])}. Use a fixed tie mode (ties='trec_eval')",
+                         f"{int(g.group_first[worst] + g.group_size[worst])}. Use a fixed tie mode "
+                         f"({param_text('ties', 'trec_eval')})",
                          int(g.group_query[worst]))
     if extreme is None:
         per_tie = _tie_means(g, ties, runs, zeros, S_before[ties], costs)
