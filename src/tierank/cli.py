@@ -389,6 +389,10 @@ _EVAL_OPTIONS = [
     click.option("-M", "--max-docs", "max_docs", type=click.IntRange(min=1), default=None,
                  help="At most this many documents per query, the first ones (trec_eval -M). A tie across "
                       "that rank is an error unless --ties is input, trec_eval or random."),
+    click.option("--tie-cost-budget", "tie_cost_budget", type=float, default=None, metavar="N",
+                 help="Operations one query may take for a measure whose exact tie-aware work grows faster "
+                      "than a tie's size (IPrec, 11pt_avg, ERR, infAP, G); beyond, an error up front naming the "
+                      "query and tie. Default 2e9 (about 10 s); raise it (e.g. 2e10) to wait longer."),
 ]
 
 
@@ -475,6 +479,7 @@ def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
 @_EVAL_OPTIONS[1]
 @_EVAL_OPTIONS[2]
 @_EVAL_OPTIONS[3]
+@_EVAL_OPTIONS[4]
 @_FORMAT_OPTIONS[0]
 @_FORMAT_OPTIONS[1]
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
@@ -483,7 +488,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                  resamples: int, progress: bool | None, no_relevant: str = "zero",
                  trec_eval_version: str = "10", judged_only: bool = False, max_docs: int | None = None,
                  plot_file: str | None = None, run_format: str | None = None,
-                 qrels_format: str | None = None) -> None:
+                 qrels_format: str | None = None, tie_cost_budget: float | None = None) -> None:
     """Evaluate RUN(s) against QRELS (TREC, MS MARCO or BEIR text files, plain or gzip, or Parquet;
     '-' reads one of them from standard input).
 
@@ -515,7 +520,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                                    test=test, alpha=alpha, correction=correction, resamples=resamples,
                                    progress=_progress_enabled(progress, fmt), no_relevant=no_relevant,
                                    trec_eval_version=int(trec_eval_version), judged_only=judged_only,
-                                   max_docs=max_docs, plot=plot_file)
+                                   max_docs=max_docs, plot=plot_file, tie_cost_budget=tie_cost_budget)
     _echo(out, nl=False)
 
 
@@ -534,7 +539,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                          per_query: bool, ties: str, bounds: bool, seed: int, fmt: str, digits: int,
                          compare: bool, test: str, alpha: float, correction: str, resamples: int,
                          progress: bool, no_relevant: str = "zero", trec_eval_version: int = 10,
-                         judged_only: bool = False, max_docs: int | None = None, plot: str | None = None) -> str:
+                         judged_only: bool = False, max_docs: int | None = None, plot: str | None = None,
+                         tie_cost_budget: float | None = None) -> str:
     import tierank
     from .formats import RunResults, render
     from .io.stream import is_parquet
@@ -559,7 +565,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                                        bounds=bounds or plot_bounds, missing=missing, seed=seed,
                                        no_relevant=no_relevant,
                                        trec_eval_version=trec_eval_version, judged_only=judged_only,
-                                       max_docs=max_docs, progress=progress)   # streamed in blocks of queries
+                                       max_docs=max_docs, progress=progress,
+                                       tie_cost_budget=tie_cost_budget)   # streamed in blocks of queries
             _print_warnings(caught, name)
             runid = ((os.path.basename(path) if is_parquet(path) else read_run_tag(path))
                      if fmt in ("trec", "json") else None)
