@@ -425,7 +425,7 @@ def test_levels_share_one_pass(monkeypatch):
 
     calls = []
     real = iprec._expected_values
-    monkeypatch.setattr(iprec, "_expected_values", lambda *a: calls.append(a[3].shape[1]) or real(*a))
+    monkeypatch.setattr(iprec, "_expected_values", lambda *a: calls.append(a[1]["worst"].shape[1]) or real(*a))
     run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}}
     qrels = {"q": {"a": 1, "c": 1, "d": 1}}
     _evaluate(qrels, run, [f"IPrec(recall={x})" for x in ELEVEN] + ["IPrecAvg"])

@@ -74,7 +74,7 @@ class Options:
     @classmethod
     def checked(cls, measures: Any, *, ties: str, bounds: bool, missing: str, seed: Any, no_relevant: str,
                 trec_eval_version: int, judged_only: bool, max_docs: int | None,
-                tie_cost_budget: int | None = None) -> "Options":
+                tie_cost_budget: float | None = None) -> "Options":
         """The options checked as :func:`tierank.evaluate` checks them (the same errors)."""
         check_mode(ties)
         budget = check_tie_cost_budget(tie_cost_budget)

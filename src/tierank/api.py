@@ -37,7 +37,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
              trec_eval_version: int = 10, judged_only: bool = False, max_docs: int | None = None,
              stream: bool | str | None = None, block_rows: int | None = None,
              progress: bool | None = None, workers: int | None = None,
-             tie_cost_budget: int | None = None) -> Results:
+             tie_cost_budget: float | None = None) -> Results:
     """Evaluate a run against relevance judgments, exactly when scores tie.
 
     Parameters
@@ -163,14 +163,14 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
 
 
 def _evaluate_prepared(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
-                       no_relevant: str, tie_cost_budget: int | None = None) -> Results:
+                       no_relevant: str, tie_cost_budget: float | None = None) -> Results:
     return assemble_results(parsed, lists, *lists_values(parsed, lists, ties, bounds, seed, no_relevant,
                                                          tie_cost_budget),
                             ties=ties, no_relevant=no_relevant)
 
 
 def lists_values(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
-                 no_relevant: str, tie_cost_budget: int | None = None) -> tuple[dict, dict | None, dict | None]:
+                 no_relevant: str, tie_cost_budget: float | None = None) -> tuple[dict, dict | None, dict | None]:
     """(values, lower, upper): the kernels' values of the ranked queries of ``lists``, by measure
     (lower and upper: None without bounds; empty dicts when no query has a ranked list)."""
     values: dict = {}
@@ -314,7 +314,7 @@ def _check_measures_arg(measures: Any) -> None:
 def evaluate_matrix(relevance: Any, scores: Any = None, measures: str | Iterable[str] = ("nDCG@10",), *,
                     distances: Any = None, ties: str = "expected", bounds: bool = False, mask: Any = None,
                     seed: int = 0, block_size: int | None = None, no_relevant: str = "zero",
-                    trec_eval_version: int = 10, tie_cost_budget: int | None = None) -> Results:
+                    trec_eval_version: int = 10, tie_cost_budget: float | None = None) -> Results:
     """Evaluate dense score (or distance) matrices, one row per query, exactly when values tie.
 
     Parameters

@@ -354,7 +354,7 @@ def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, ro
 
 def run_rows(ranked: RankedLists, labels: np.ndarray, measures: list[Measure], *, ties: str, bounds: bool,
              seed: int, what: str = "row", no_relevant: str = "zero",
-             tie_cost_budget: int | None = None) -> tuple[dict, dict, dict]:
+             tie_cost_budget: float | None = None) -> tuple[dict, dict, dict]:
     """Evaluate ranked lists from :func:`rank_rows`."""
     return evaluate_lists(ranked, measures, ties=ties, bounds=bounds, seed=seed, labels=labels, what=what,
                           no_relevant=no_relevant, tie_cost_budget=tie_cost_budget)
@@ -367,7 +367,7 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
                             mask: Any = None, seed: int = 0, block_size: int | None = None,
                             memory: int = DEFAULT_MEMORY, topk: bool | None = None,
                             trec_eval_version: int = 10, no_relevant: str = "zero",
-                            tie_cost_budget: int | None = None) -> Results:
+                            tie_cost_budget: float | None = None) -> Results:
     """Evaluate a dense matrix block of rows by block of rows (see :func:`tierank.evaluate_matrix`).
 
     Parameters

@@ -618,12 +618,13 @@ def _save_plot(path: str, results: list, shown: list, comparison: Any) -> None:
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @_EVAL_OPTIONS[0]
 @_EVAL_OPTIONS[1]
+@_EVAL_OPTIONS[4]
 @_FORMAT_OPTIONS[0]
 @_FORMAT_OPTIONS[1]
 def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, fmt: str, digits: int, progress: bool | None,
                  no_relevant: str = "zero", trec_eval_version: str = "10", run_format: str | None = None,
-                 qrels_format: str | None = None) -> None:
+                 qrels_format: str | None = None, tie_cost_budget: float | None = None) -> None:
     """How much ties move each measure: the first thing to look at when two tools disagree.
 
     For each measure: the expected value over all orderings of tied documents, the range [min, max]
@@ -657,7 +658,8 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                 with _reported_warnings() as caught:
                     report = tie_report(judgments, path, {m.label: m.measure for m in shown}, missing=missing_mode,
                                         name=name, no_relevant=no_relevant,
-                                        trec_eval_version=int(trec_eval_version), progress=show_progress)
+                                        trec_eval_version=int(trec_eval_version), progress=show_progress,
+                                        tie_cost_budget=tie_cost_budget)
                 _print_warnings(caught, name)
                 parts.append(report)
                 bar.advance()

@@ -90,7 +90,7 @@ def preference_of(m: Measure) -> Preference:
 
 def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str = "expected",
                    bounds: bool = False, labels: Any = None, what: str = "query", no_relevant: str = "zero",
-                   tie_cost_budget: int | None = None) -> tuple[Values, Values, Values]:
+                   tie_cost_budget: float | None = None) -> tuple[Values, Values, Values]:
     """Run every measure on every query; return (values, lower, upper) per measure.
 
     ``labels[i]`` names query i (``what`` says what it is: query, row) in the InputError raised for bad
@@ -239,7 +239,7 @@ def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
 
 def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
                    bounds: bool = False, seed: int = 0, labels: Any = None, what: str = "query",
-                   no_relevant: str = "zero", tie_cost_budget: int | None = None) -> tuple[Values, Values, Values]:
+                   no_relevant: str = "zero", tie_cost_budget: float | None = None) -> tuple[Values, Values, Values]:
     """:func:`evaluate_stats` on sorted ranked lists (every query non-empty)."""
     check_mode(ties)
     return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds, labels, what,

@@ -82,7 +82,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
                    bounds: bool = False, average: str = "micro", distance_threshold: float | None = None,
                    block_size: int | None = None, memory: int = DEFAULT_MEMORY, seed: int = 0,
                    no_relevant: str = "zero", trec_eval_version: int = 10,
-                   progress: bool | None = None, tie_cost_budget: int | None = None) -> Results:
+                   progress: bool | None = None, tie_cost_budget: float | None = None) -> Results:
     """Evaluate Hamming ranking of binary codes: every query against the whole database, ties exact.
 
     Items at equal Hamming distance tie; ``ties="expected"`` gives the exact mean over all their orderings

@@ -692,7 +692,7 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
                   missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
                   judged_only: bool = False, max_docs: int | None = None, block_rows: int | None = None,
                   progress: bool | None = None, grouped_only: bool = False, evaluate_block: Any = None,
-                  workers: int | None = None, tie_cost_budget: int | None = None) -> Results:
+                  workers: int | None = None, tie_cost_budget: float | None = None) -> Results:
     """:func:`tierank.evaluate` on a run file (TREC text, gzip, or Parquet) read in blocks of whole queries.
 
     This is what :func:`tierank.evaluate` calls for a run given as a path (``stream=None`` or
