@@ -221,3 +221,19 @@ def test_the_command_line_flag(tmp_path):
     assert bad.exit_code != 0 and "tie_cost_budget must be a positive whole number" in bad.output, bad.output
     assert report_refused.exit_code != 0 and "beyond the budget of 99" in report_refused.output, report_refused.output
     assert report.exit_code == 0 and "ERR" in report.output, report.output
+
+
+def test_dask_takes_the_option_and_refuses_as_locally():
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    import tierank.dask
+
+    qrels = pd.DataFrame({"query_id": ["q"] * 20, "doc_id": [f"d{i}" for i in range(20)], "relevance": 1})
+    run = pd.DataFrame({"query_id": ["q"] * 40, "doc_id": [f"d{i}" for i in range(40)], "score": 0.5})
+    local = _refusal(lambda: tierank.evaluate(qrels, run, ["ERR"], tie_cost_budget=2519))
+    engine = _refusal(lambda: tierank.dask.evaluate(dd.from_pandas(qrels, npartitions=2),
+                                                    dd.from_pandas(run, npartitions=3), ["ERR"], tie_cost_budget=2519))
+    assert engine == local and "(query 'q')" in local, (engine, local)
+    res = tierank.dask.evaluate(dd.from_pandas(qrels, npartitions=2), dd.from_pandas(run, npartitions=3), ["ERR"],
+                                tie_cost_budget=2520)
+    assert res.mean == tierank.evaluate(qrels, run, ["ERR"]).mean

@@ -72,8 +72,8 @@ def chunks(terms: np.ndarray, size: int) -> Iterator[np.ndarray]:
 
 
 #: the operations (of a few nanoseconds) one state of a dynamic programme run in Python counts for in a
-#: family's ``cost`` (measured: about 2 microseconds a state, for infAP's and G's exact bounds)
-PYTHON_STATE = 500
+#: family's ``cost`` (measured: 2 to 7 microseconds a state, for infAP's and G's exact bounds)
+PYTHON_STATE = 1000
 
 #: below this, an int64 product of non-negative factors cannot have wrapped (its float64 estimate is
 #: within a relative 2**-50 of it, far from 2**63)
