@@ -93,6 +93,7 @@ def test_err_optimistic_order_of_equal_grades_is_guarded_too():
     for kw in ({"ties": "optimistic"}, {"ties": "trec_eval", "bounds": True}):
         text = _refusal(lambda: tierank.evaluate_matrix(relevance, scores, ["ERR@200000"], **kw))
         assert "ERR@200000: the exact expectation" in text, text
+        assert ("or evaluate without bounds" in text) == ("bounds" in kw), text
     # a fixed order has no tie: nothing to refuse
     assert tierank.evaluate_matrix(relevance, scores, ["ERR"], ties="trec_eval").per_query.shape == (1, 1)
 
@@ -111,7 +112,7 @@ def test_bounds_of_infap_are_checked_as_bounds():
     text = _refusal(lambda: tierank.evaluate(qrels, run, ["infAP"], bounds=True, tie_cost_budget=budget))
     assert text.startswith(f"infAP: the exact bounds over all orderings of tied documents needs about "
                            f"{PYTHON_STATE * states:.3g} operations"), text
-    assert "(query 'q')" in text, text
+    assert "(query 'q')" in text and "or evaluate without bounds" in text, text
     assert tierank.evaluate(qrels, run, ["infAP"], bounds=True, tie_cost_budget=budget + 1).lower.shape == (1, 1)
     _refusal(lambda: tierank.evaluate(qrels, run, ["infAP"], tie_cost_budget=profiles - 1))
 

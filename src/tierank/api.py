@@ -97,7 +97,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         Operations one query may take for a measure whose exact tie-aware work is more than linear in a
         tie's size (IPrec, IPrecAvg and ERR; infAP and G, also for their bounds); beyond, an InputError up
         front naming the measure, the query and its costliest tie. Default
-        :data:`tierank.evaluation.DEFAULT_TIE_COST_BUDGET` (2e9, about 10 s; docs/conventions.md, "Ties
+        ``tierank.evaluation.DEFAULT_TIE_COST_BUDGET`` (2e9, about 10 s; docs/conventions.md, "Ties
         too costly to average exactly").
 
     Returns
@@ -356,7 +356,7 @@ def evaluate_matrix(relevance: Any, scores: Any = None, measures: str | Iterable
         Operations one row may take for a measure whose exact tie-aware work is more than linear in a
         tie's size (IPrec, IPrecAvg and ERR; infAP and G, also for their bounds); beyond, an InputError up
         front naming the measure, the row and its costliest tie. Default
-        :data:`tierank.evaluation.DEFAULT_TIE_COST_BUDGET` (2e9, about 10 s; docs/conventions.md, "Ties
+        ``tierank.evaluation.DEFAULT_TIE_COST_BUDGET`` (2e9, about 10 s; docs/conventions.md, "Ties
         too costly to average exactly").
 
     Returns

@@ -53,12 +53,15 @@ def check_tie_cost_budget(budget: Any) -> int:
     return int(budget)
 
 
-def check_tie_costs(groups: TieStats, m: Measure, bounds: bool, budget: int) -> None:
+_FIXED_MODE = "use a fixed tie mode (ties='trec_eval')"
+
+
+def check_tie_costs(groups: TieStats, m: Measure, bounds: bool, budget: int, remedy: str = _FIXED_MODE) -> None:
     """Raise a :class:`QueryError` (the evaluation names the query) when the exact work of ``m`` on these
     tie statistics (``bounds``: its ``exact_bounds``; else its kernel) would take more than ``budget``
     operations in some query, by the family's ``cost`` estimate; nothing for families without one, or
     for fixed orders (no tie). The check is per query, so it does not depend on how a run is cut into
-    blocks or partitions."""
+    blocks or partitions. ``remedy``: what else the message suggests."""
     cost = m.family.cost
     if cost is None or groups.all_singletons:
         return
@@ -77,7 +80,7 @@ def check_tie_costs(groups: TieStats, m: Measure, bounds: bool, budget: int) -> 
     raise QueryError(f"{m}: the {work} over all orderings of tied documents needs about {per_query[worst]:.3g} "
                      f"operations in this query, beyond the budget of {budget:.3g} (its costliest tie: ranks "
                      f"{first + 1}-{first + size}, {size} documents); raise it with tie_cost_budget= (Python) or "
-                     "--tie-cost-budget (command line), or use a fixed tie mode (ties='trec_eval')", worst)
+                     f"--tie-cost-budget (command line), or {remedy}", worst)
 
 
 def preference_of(m: Measure) -> Preference:
@@ -146,10 +149,11 @@ def _check_costs(orderings: TieOrderings, m: Measure, ties: str, bounds: bool, b
     pref = preference_of(m)
     check_tie_costs(orderings.for_mode(ties, pref), m, False, budget)
     if bounds and not m.family.text:
-        check_tie_costs(orderings.extreme(pref, False), m, False, budget)
-        check_tie_costs(orderings.extreme(pref, True), m, False, budget)
+        without = "evaluate without bounds"
+        check_tie_costs(orderings.extreme(pref, False), m, False, budget, without)
+        check_tie_costs(orderings.extreme(pref, True), m, False, budget, without)
         if m.family.exact_bounds is not None:
-            check_tie_costs(orderings.expected, m, True, budget)
+            check_tie_costs(orderings.expected, m, True, budget, without)
 
 
 def _apply(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, ties: str, bounds: bool,

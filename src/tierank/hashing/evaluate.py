@@ -143,7 +143,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
     tie_cost_budget : int, optional
         Operations one query may take for a measure whose exact tie-aware work is more than linear in a
         tie (IPrec, IPrecAvg, ERR, infAP, G); beyond, an InputError up front. Default
-        :data:`tierank.evaluation.DEFAULT_TIE_COST_BUDGET` (about 10 s).
+        ``tierank.evaluation.DEFAULT_TIE_COST_BUDGET`` (about 10 s).
 
     Returns
     -------

@@ -148,9 +148,9 @@ class MeasureFamily:
         expectation (``bounds=False``: the kernel on ties kept whole) or exact bounds (``bounds=True``:
         ``exact_bounds``) take more than linear time or memory in a tie's size: the ties (distinct indices
         into ``groups``) that need such work and an estimate of each one's operations (float64, an exact
-        integer below 2**53, never wrapped: see :func:`tierank.measures._common.exact_products`). The
+        integer below 2**53, never wrapped: see ``measures._common.exact_products``). The
         evaluation sums it per query and raises an InputError before any kernel runs when a query's sum
-        exceeds the budget (``tie_cost_budget``, :func:`tierank.evaluation.check_tie_costs`). None: linear
+        exceeds the budget (``tie_cost_budget``, ``tierank.evaluation.check_tie_costs``). None: linear
         in every tie, nothing to check.
     """
 

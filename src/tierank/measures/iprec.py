@@ -19,8 +19,8 @@ computed at once (once per tie for all the levels it lies wholly above), and the
 maximum is swept in ascending order, in logarithms, within each (query, level). The work is about (values
 above L) x r (n - r + 1) for ties of five or more relevant documents: the family declares it (``cost``),
 and a query beyond the budget (``tie_cost_budget``) raises an InputError naming the query and the tie
-(never an approximation), before the work starts. Ties that hold only relevant or only non-relevant documents, and
-fixed orders, cost nothing: every position is known. Moving a relevant document up never lowers any
+(never an approximation), before the work starts. Ties that hold only relevant or only non-relevant
+documents, and fixed orders, cost nothing: every position is known. Moving a relevant document up never lowers any
 interpolated precision, so the best and worst orderings are relevant-first and relevant-last.
 """
 
