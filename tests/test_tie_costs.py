@@ -117,6 +117,16 @@ def test_bounds_of_infap_are_checked_as_bounds():
     _refusal(lambda: tierank.evaluate(qrels, run, ["infAP"], tie_cost_budget=profiles - 1))
 
 
+def test_g_beyond_float_range_says_so():
+    """G's terms multiply (count + 1) over a tie's distinct gains: 1,500 distinct gains give 2**1500, beyond
+    float64 (inf): the message says "more than 1e+308", not "about inf"."""
+    n = 1500
+    relevance = np.array([np.arange(1, n + 1) / n * 3])
+    text = _refusal(lambda: tierank.evaluate_matrix(relevance, np.zeros((1, n)), ["G"]))
+    assert text.startswith("G: the exact expectation over all orderings of tied documents needs more than "
+                           "1e+308 operations in this query"), text
+
+
 # ------------------------------------------------------------------ estimates: exact, never wrapped
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)

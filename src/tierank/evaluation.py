@@ -77,7 +77,9 @@ def check_tie_costs(groups: TieStats, m: Measure, bounds: bool, budget: int, rem
     tie = int(ties[mine[int(np.argmax(operations[mine]))]])
     first, size = int(groups.group_first[tie]), int(groups.group_size[tie])
     work = "exact bounds" if bounds else "exact expectation"
-    raise QueryError(f"{m}: the {work} over all orderings of tied documents needs about {per_query[worst]:.3g} "
+    # G's estimate is a float product, inf beyond 1e308 (a tie of over a thousand distinct gains)
+    amount = f"about {per_query[worst]:.3g}" if math.isfinite(per_query[worst]) else "more than 1e+308"
+    raise QueryError(f"{m}: the {work} over all orderings of tied documents needs {amount} "
                      f"operations in this query, beyond the budget of {budget:.3g} (its costliest tie: ranks "
                      f"{first + 1}-{first + size}, {size} documents); raise it with tie_cost_budget= (Python) or "
                      f"--tie-cost-budget (command line), or {remedy}", worst)
