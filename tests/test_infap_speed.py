@@ -57,16 +57,15 @@ def test_a_tie_is_the_same_whatever_else_is_evaluated(monkeypatch):
     assert _evaluate(qrels, run, ["infAP"]).per_query["infAP"].tolist() == together.tolist()
 
 
-@pytest.mark.parametrize(("max_n", "cost"), [(1000, 3 * 3 + 2 * 2), (3, 2 * 2 * 3)])
+@pytest.mark.parametrize(("max_n", "cost"), [(1000, 3 * 3 + 2 * 2), (3, infap.TERM * 2 * 2 * 3)])
 def test_budget_counts_the_path_taken(monkeypatch, max_n, cost):
     """A tie of 2 relevant, 1 judged non-relevant and 2 others: (r + q)(o + 1) + r (q + 1) = 13 by profiles,
-    r (q + 1)(o + 1) = 12 term by term; one query of exactly the budget passes, one more operation fails."""
+    r (q + 1)(o + 1) = 12 terms term by term (TERM operations each); one query of exactly the budget
+    (tie_cost_budget) passes, one more operation fails."""
     qrels = {"q-tied": {"a": 1, "b": 0, "c": -2, "d": 1}}
     run = {"q-tied": {"z": 9.0, "a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 1.0}}
     monkeypatch.setattr(infap, "PROFILE_MAX_N", max_n)
-    monkeypatch.setattr(infap, "BUDGET", cost)
-    assert _evaluate(qrels, run, ["infAP"]).per_query.shape == (1, 1)
-    monkeypatch.setattr(infap, "BUDGET", cost - 1)
+    assert _evaluate(qrels, run, ["infAP"], tie_cost_budget=cost).per_query.shape == (1, 1)
     with pytest.raises(InputError) as err:
-        _evaluate(qrels, run, ["infAP"])
+        _evaluate(qrels, run, ["infAP"], tie_cost_budget=cost - 1)
     assert "q-tied" in str(err.value) and "2-6" in str(err.value), str(err.value)

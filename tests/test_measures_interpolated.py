@@ -285,15 +285,16 @@ def test_iprec_half_counts_round_like_lround():
 def test_iprec_beyond_the_exact_method_names_query_and_tie():
     """A tie of 400 documents, 150 relevant, at level 0.5 (c = 75): the 76 relevant documents from the 75th
     on take 251 offsets each, and each value costs r (n - r + 1) = 150 x 251: 76 x 251 x 37,650 = 7.2e8
-    work units, beyond the per-query limit 5e8: an InputError up front naming the query and the tie's
-    ranks; fixed modes and the bounds still work."""
+    work units, beyond a budget of 5e8 operations per query (tie_cost_budget): an InputError up front naming
+    the query and the tie's ranks; fixed modes and the bounds still work."""
     docs = [f"d{i:03d}" for i in range(400)]
     qrels = {"small": {"a": 1, "b": 0}, "big-query": {d: int(i % 8 < 3) for i, d in enumerate(docs)}}
     run = {"small": {"a": 1.0, "b": 1.0}, "big-query": {**{d: 1.0 for d in docs}, "top": 2.0}}
     with pytest.raises(InputError) as err:
-        _evaluate(qrels, run, ["IPrec(recall=0.5)"])
+        _evaluate(qrels, run, ["IPrec(recall=0.5)"], tie_cost_budget=5e8)
     text = str(err.value)
-    assert "big-query" in text and "2-401" in text, text
+    work = 76 * 251 * (150 * 251)   # values x r (n - r + 1), the docstring's count
+    assert "big-query" in text and "2-401" in text and f"about {work:.3g} operations" in text, text
     res = _evaluate(qrels, run, ["IPrec(recall=0.5)", "IPrecAvg"], ties="pessimistic", bounds=True)
     # worst: the 150 relevant last in the tie: relevant j at rank 1 + 250 + j; level 0.5 -> c = 75: the max
     # over j >= 75 of j / (251 + j) is at j = 150: 150 / 401
@@ -301,14 +302,11 @@ def test_iprec_beyond_the_exact_method_names_query_and_tie():
     assert res.upper.loc["big-query", "IPrec(recall=0.5)"] == pytest.approx(150 / 151, abs=1e-15)
 
 
-def test_infap_beyond_the_budget_names_query_and_tie(monkeypatch):
-    import tierank.measures.infap as infap
-
-    monkeypatch.setattr(infap, "BUDGET", 10)
+def test_infap_beyond_the_budget_names_query_and_tie():
     qrels = {"q-small": {"a": 1}, "q-tied": {"a": 1, "b": 0, "c": -2, "d": 1}}
     run = {"q-small": {"a": 1.0}, "q-tied": {"z": 9.0, "a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 1.0}}
     with pytest.raises(InputError) as err:
-        _evaluate(qrels, run, ["infAP"])
+        _evaluate(qrels, run, ["infAP"], tie_cost_budget=10)
     assert "q-tied" in str(err.value) and "2-6" in str(err.value), str(err.value)
     assert _evaluate(qrels, run, ["infAP"], ties="trec_eval").per_query.shape == (2, 1)
 
@@ -427,7 +425,7 @@ def test_levels_share_one_pass(monkeypatch):
 
     calls = []
     real = iprec._expected_values
-    monkeypatch.setattr(iprec, "_expected_values", lambda *a: calls.append(a[3].shape[1]) or real(*a))
+    monkeypatch.setattr(iprec, "_expected_values", lambda *a: calls.append(a[1]["worst"].shape[1]) or real(*a))
     run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.5}}
     qrels = {"q": {"a": 1, "c": 1, "d": 1}}
     _evaluate(qrels, run, [f"IPrec(recall={x})" for x in ELEVEN] + ["IPrecAvg"])

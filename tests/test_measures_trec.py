@@ -332,28 +332,25 @@ def test_iprec_by_hand():
     assert (res.lower.iloc[0, 0], res.upper.iloc[0, 0]) == (pytest.approx(2 / 3), 1.0)
 
 
-def test_iprec_beyond_the_exact_budget_names_the_query_and_tie(monkeypatch):
-    import tierank.measures.iprec as iprec
-
+def test_iprec_beyond_the_exact_budget_names_the_query_and_tie():
     # five relevant documents (ties of up to four are counted in closed form, at one unit per value)
-    monkeypatch.setattr(iprec, "BUDGET", 50)
     qrels = {"q7": {f"d{i}": int(i % 3 == 0) for i in range(15)}}
     run = {"q7": {f"d{i}": 1.0 for i in range(15)}}
-    with pytest.raises(tierank.InputError, match=r"tie at ranks 1-15 \(15 documents, 5 relevant\).*'q7'"):
-        _evaluate(qrels, run, ["IPrec(recall=0.5)"])
+    with pytest.raises(tierank.InputError, match=r"tie: ranks 1-15, 15 documents\).*'q7'"):
+        _evaluate(qrels, run, ["IPrec(recall=0.5)"], tie_cost_budget=50)
     # fixed orders and bounds need no enumeration
-    _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="trec_eval")
-    _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="optimistic")
+    _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="trec_eval", tie_cost_budget=50)
+    _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="optimistic", bounds=True, tie_cost_budget=50)
 
 
-def test_iprec_total_cost_beyond_the_limit_is_an_error_up_front(monkeypatch):
-    import tierank.measures.iprec as iprec
-
+def test_iprec_budget_is_per_query():
     # each query: a tie of 4 with 2 relevant, level 0.5 -> c = 1: both relevant documents' values count,
-    # 3 offsets each, counted in closed form: 2 x 3 = 6 units a query, 18 in all, over a limit of 10
-    monkeypatch.setattr(iprec, "TOTAL_BUDGET", 10)
+    # 3 offsets each, counted in closed form: 2 x 3 = 6 units a query, 18 in all: a budget of 6 passes
+    # (it does not add up the queries: the check is the same whatever blocks a run is cut into), 5 not
     qrels = {f"q{i}": {"a": 1, "c": 1} for i in range(3)}
     run = {f"q{i}": {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 0.0} for i in range(3)}
-    with pytest.raises(tierank.InputError, match=r"needs about .* operations .*3 queries.*ranks 1-4.*'q0'"):
-        _evaluate(qrels, run, ["IPrec(recall=0.5)"])
-    assert _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="trec_eval").per_query.shape == (3, 1)
+    assert _evaluate(qrels, run, ["IPrec(recall=0.5)"], tie_cost_budget=6).per_query.shape == (3, 1)
+    with pytest.raises(tierank.InputError, match=r"needs about 6 operations in this query, beyond the budget of "
+                                                 r"5 .*ranks 1-4.*'q0'"):
+        _evaluate(qrels, run, ["IPrec(recall=0.5)"], tie_cost_budget=5)
+    assert _evaluate(qrels, run, ["IPrec(recall=0.5)"], ties="trec_eval", tie_cost_budget=5).per_query.shape == (3, 1)

@@ -38,6 +38,7 @@ from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normaliz
 from .data.join import check_no_repeated_pairs, sorted_label_order
 from .data.restrict import restrict
 from .errors import InputError, TierankWarning, param_text
+from .evaluation import DEFAULT_TIE_COST_BUDGET, check_tie_cost_budget
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
 from .io.frames import find_columns as find_table_columns
 from .measures import Measure, parse_measures
@@ -68,12 +69,15 @@ class Options:
     judged_only: bool = False
     max_docs: int | None = None
     names: tuple = (("query_id", "doc_id", "score"), ("query_id", "doc_id", "relevance"))
+    tie_cost_budget: int = DEFAULT_TIE_COST_BUDGET
 
     @classmethod
     def checked(cls, measures: Any, *, ties: str, bounds: bool, missing: str, seed: Any, no_relevant: str,
-                trec_eval_version: int, judged_only: bool, max_docs: int | None) -> "Options":
+                trec_eval_version: int, judged_only: bool, max_docs: int | None,
+                tie_cost_budget: float | None = None) -> "Options":
         """The options checked as :func:`tierank.evaluate` checks them (the same errors)."""
         check_mode(ties)
+        budget = check_tie_cost_budget(tie_cost_budget)
         seed = _check_seed(seed)
         as_float32 = check_trec_eval_version(trec_eval_version) == 9
         check_no_relevant(no_relevant)
@@ -83,7 +87,7 @@ class Options:
         if as_float32:
             parsed = {text: _as_trec9(m) for text, m in parsed.items()}
         return cls(parsed, ties, bool(bounds), missing, seed, no_relevant, trec_eval_version, bool(judged_only),
-                   max_docs)
+                   max_docs, tie_cost_budget=budget)
 
     def columns(self) -> list[str]:
         """The value columns of the per-query output, in order."""
@@ -253,7 +257,7 @@ def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray | int, opts: O
 
 def _values(parsed: dict, lists: PreparedLists, opts: Options) -> QueryValues:
     """The values of ``parsed`` on ``lists``, with the column names of :meth:`Options.columns`."""
-    values = lists_values(parsed, lists, opts.ties, opts.bounds, opts.seed, opts.no_relevant)
+    values = lists_values(parsed, lists, opts.ties, opts.bounds, opts.seed, opts.no_relevant, opts.tie_cost_budget)
     labels, cols, lo, hi = value_columns(parsed, lists, *values, no_relevant=opts.no_relevant)
     columns = dict(cols)
     if lo is not None and hi is not None:

@@ -20,7 +20,7 @@ from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_rel
 from .results import Results
 from .ties.groups import Judged
 from .data.restrict import restrict
-from .evaluation import evaluate_lists
+from .evaluation import check_tie_cost_budget, evaluate_lists
 from .ties.policy import check_mode
 
 __all__ = ["evaluate", "evaluate_matrix", "evaluate_codes"]
@@ -36,7 +36,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
              bounds: bool = False, missing: str = "skip", seed: int = 0, no_relevant: str = "zero",
              trec_eval_version: int = 10, judged_only: bool = False, max_docs: int | None = None,
              stream: bool | str | None = None, block_rows: int | None = None,
-             progress: bool | None = None, workers: int | None = None) -> Results:
+             progress: bool | None = None, workers: int | None = None,
+             tie_cost_budget: float | None = None) -> Results:
     """Evaluate a run against relevance judgments, exactly when scores tie.
 
     Parameters
@@ -92,6 +93,12 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         Processes evaluating a streamed Parquet run, each its own range of row groups (Linux; see
         :mod:`tierank.io.workers`): by default one per core (at most 8) when the run has over 2**21 rows
         per worker; 1: this process only. The results are the same bit for bit.
+    tie_cost_budget : int, optional
+        Operations one query may take for a measure whose exact tie-aware work is more than linear in a
+        tie's size (IPrec, IPrecAvg and ERR; infAP and G, also for their bounds); beyond, an InputError up
+        front naming the measure, the query and its costliest tie. Default
+        ``tierank.evaluation.DEFAULT_TIE_COST_BUDGET`` (2e9, about 10 s; docs/conventions.md, "Ties
+        too costly to average exactly").
 
     Returns
     -------
@@ -125,6 +132,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     check_workers(workers)
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
     check_no_relevant(no_relevant)
+    tie_cost_budget = check_tie_cost_budget(tie_cost_budget)
     parsed = parse_measures(measures)
     if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
         parsed = {text: _as_trec9(m) for text, m in parsed.items()}
@@ -141,26 +149,28 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
                                  judged_only=judged_only, max_docs=max_docs,
                                  block_rows=block_rows if stream is not False else 2 ** 62,
                                  progress=progress if stream is not False else False,
-                                 grouped_only=stream == "grouped", workers=workers if stream is not False else 1)
+                                 grouped_only=stream == "grouped", workers=workers if stream is not False else 1,
+                                 tie_cost_budget=tie_cost_budget)
     lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32, judged_only=judged_only,
                           max_docs=max_docs, ties=ties, bounds=bounds, seed=seed)
     plain = {text: m for text, m in parsed.items() if not m.judged_only}
     judged = {text: m for text, m in parsed.items() if m.judged_only}
-    results = [_evaluate_prepared(plain, lists, ties, bounds, seed, no_relevant)] if plain else []
+    results = [_evaluate_prepared(plain, lists, ties, bounds, seed, no_relevant, tie_cost_budget)] if plain else []
     if judged:   # measures with judged_only=True: on the judged documents only (-J for these measures)
         results.append(_evaluate_prepared(judged, judged_part(lists, ties, bounds, seed), ties, bounds, seed,
-                                          no_relevant))
+                                          no_relevant, tie_cost_budget))
     return results[0] if len(results) == 1 else merge_results(parsed, results)
 
 
 def _evaluate_prepared(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
-                       no_relevant: str) -> Results:
-    return assemble_results(parsed, lists, *lists_values(parsed, lists, ties, bounds, seed, no_relevant),
+                       no_relevant: str, tie_cost_budget: float | None = None) -> Results:
+    return assemble_results(parsed, lists, *lists_values(parsed, lists, ties, bounds, seed, no_relevant,
+                                                         tie_cost_budget),
                             ties=ties, no_relevant=no_relevant)
 
 
 def lists_values(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
-                 no_relevant: str) -> tuple[dict, dict | None, dict | None]:
+                 no_relevant: str, tie_cost_budget: float | None = None) -> tuple[dict, dict | None, dict | None]:
     """(values, lower, upper): the kernels' values of the ranked queries of ``lists``, by measure
     (lower and upper: None without bounds; empty dicts when no query has a ranked list)."""
     values: dict = {}
@@ -168,7 +178,8 @@ def lists_values(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, 
     upper: dict = {}
     if lists.ranked.n_queries:
         values, lower, upper = evaluate_lists(lists.ranked, list(parsed.values()), ties=ties, bounds=bounds,
-                                              seed=seed, labels=lists.labels, no_relevant=no_relevant)
+                                              seed=seed, labels=lists.labels, no_relevant=no_relevant,
+                                              tie_cost_budget=tie_cost_budget)
     return values, lower if bounds else None, upper if bounds else None
 
 
@@ -303,7 +314,7 @@ def _check_measures_arg(measures: Any) -> None:
 def evaluate_matrix(relevance: Any, scores: Any = None, measures: str | Iterable[str] = ("nDCG@10",), *,
                     distances: Any = None, ties: str = "expected", bounds: bool = False, mask: Any = None,
                     seed: int = 0, block_size: int | None = None, no_relevant: str = "zero",
-                    trec_eval_version: int = 10) -> Results:
+                    trec_eval_version: int = 10, tie_cost_budget: float | None = None) -> Results:
     """Evaluate dense score (or distance) matrices, one row per query, exactly when values tie.
 
     Parameters
@@ -341,6 +352,12 @@ def evaluate_matrix(relevance: Any, scores: Any = None, measures: str | Iterable
         9: scores / distances rounded to float32 first (block by block), as trec_eval 9.x stores run
         scores, so values equal in float32 tie, whatever ``ties``. Integers within ``2**24`` are
         unchanged.
+    tie_cost_budget : int, optional
+        Operations one row may take for a measure whose exact tie-aware work is more than linear in a
+        tie's size (IPrec, IPrecAvg and ERR; infAP and G, also for their bounds); beyond, an InputError up
+        front naming the measure, the row and its costliest tie. Default
+        ``tierank.evaluation.DEFAULT_TIE_COST_BUDGET`` (2e9, about 10 s; docs/conventions.md, "Ties
+        too costly to average exactly").
 
     Returns
     -------
@@ -370,4 +387,5 @@ def evaluate_matrix(relevance: Any, scores: Any = None, measures: str | Iterable
     return evaluate_matrix_blocked(relevance, scores if scores is not None else distances, measures=parsed,
                                    keyname=keyname, lower_is_better=distances is not None, ties=ties,
                                    bounds=bounds, mask=mask, seed=seed, block_size=block_size,
-                                   trec_eval_version=trec_eval_version, no_relevant=no_relevant)
+                                   trec_eval_version=trec_eval_version, no_relevant=no_relevant,
+                                   tie_cost_budget=tie_cost_budget)

@@ -46,7 +46,7 @@ from .measures import Measure
 from .measures._no_relevant import check_no_relevant
 from .results import Results
 from .ties.groups import TieStats
-from .evaluation import evaluate_lists, evaluate_stats
+from .evaluation import check_tie_cost_budget, evaluate_lists, evaluate_stats
 from .ties.policy import TieOrderings, check_mode
 
 _ORDER_FREE = ("expected", "optimistic", "pessimistic")
@@ -353,10 +353,11 @@ def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, ro
 
 
 def run_rows(ranked: RankedLists, labels: np.ndarray, measures: list[Measure], *, ties: str, bounds: bool,
-             seed: int, what: str = "row", no_relevant: str = "zero") -> tuple[dict, dict, dict]:
+             seed: int, what: str = "row", no_relevant: str = "zero",
+             tie_cost_budget: float | None = None) -> tuple[dict, dict, dict]:
     """Evaluate ranked lists from :func:`rank_rows`."""
     return evaluate_lists(ranked, measures, ties=ties, bounds=bounds, seed=seed, labels=labels, what=what,
-                          no_relevant=no_relevant)
+                          no_relevant=no_relevant, tie_cost_budget=tie_cost_budget)
 
 
 # -- the whole matrix ---------------------------------------------------------------------------------
@@ -365,7 +366,8 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
                             lower_is_better: bool = False, ties: str = "expected", bounds: bool = False,
                             mask: Any = None, seed: int = 0, block_size: int | None = None,
                             memory: int = DEFAULT_MEMORY, topk: bool | None = None,
-                            trec_eval_version: int = 10, no_relevant: str = "zero") -> Results:
+                            trec_eval_version: int = 10, no_relevant: str = "zero",
+                            tie_cost_budget: float | None = None) -> Results:
     """Evaluate a dense matrix block of rows by block of rows (see :func:`tierank.evaluate_matrix`).
 
     Parameters
@@ -389,6 +391,9 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
         9: keys rounded to float32 first, block by block (see :func:`tierank.evaluate_matrix`).
     no_relevant : {"zero", "skip", "one", "error"}, default="zero"
         Rows without a relevant item (see :func:`tierank.evaluate_matrix`).
+    tie_cost_budget : int, optional
+        Operations per row for measures whose exact work is more than linear in a tie (see
+        :func:`tierank.evaluate_matrix`).
 
     Returns
     -------
@@ -410,6 +415,7 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
     check_mode(ties)
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
     check_no_relevant(no_relevant)
+    tie_cost_budget = check_tie_cost_budget(tie_cost_budget)
     grades = _as_numeric(relevance, "relevance")
     keys_arr = _as_numeric(keys, keyname)
     if keys_arr.shape != grades.shape:
@@ -457,7 +463,8 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
             if not len(lab):
                 continue
             values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds,
-                                                  labels=lab, what="row", no_relevant=no_relevant)
+                                                  labels=lab, what="row", no_relevant=no_relevant,
+                                                  tie_cost_budget=tie_cost_budget)
         else:
             ranked, lab = rank_rows(g, kf, v, r0, n_cols, plan=plan, ties=ties, seed=seed)
             n_empty += (r1 - r0) - len(lab)
@@ -465,7 +472,7 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
                 continue
             del g, kf
             values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed,
-                                            no_relevant=no_relevant)
+                                            no_relevant=no_relevant, tie_cost_budget=tie_cost_budget)
         labels.append(lab)
         for m in mlist:
             parts[m].append(values[m])

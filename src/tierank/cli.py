@@ -189,7 +189,7 @@ _FLAGS = {"max_docs": "-M", "ties": "--ties", "missing": "--missing", "no_releva
           "rel_level": "-l", "seed": "--seed", "test": "--test", "alpha": "--alpha", "correction": "--correction",
           "n_resamples": "--resamples", "trec_eval_version": "--trec-eval-version", "judged_only": "-J",
           "bounds": "--bounds", "measures": "-m", "digits": "--digits", "run_format": "--run-format",
-          "qrels_format": "--qrels-format"}
+          "qrels_format": "--qrels-format", "tie_cost_budget": "--tie-cost-budget"}
 
 
 def _cli_spelling(name: str, value: Any) -> str | None:
@@ -333,6 +333,10 @@ _EVAL_OPTIONS = [
     click.option("-M", "--max-docs", "max_docs", type=click.IntRange(min=1), default=None,
                  help="At most this many documents per query, the first ones (trec_eval -M). A tie across "
                       "that rank is an error unless --ties is input, trec_eval or random."),
+    click.option("--tie-cost-budget", "tie_cost_budget", type=float, default=None, metavar="N",
+                 help="Operations one query may take for a measure whose exact tie-aware work grows faster "
+                      "than a tie's size (IPrec, 11pt_avg, ERR, infAP, G); beyond, an error up front naming the "
+                      "query and tie. Default 2e9 (about 10 s); raise it (e.g. 2e10) to wait longer."),
 ]
 
 
@@ -421,6 +425,7 @@ def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
 @_EVAL_OPTIONS[1]
 @_EVAL_OPTIONS[2]
 @_EVAL_OPTIONS[3]
+@_EVAL_OPTIONS[4]
 @_FORMAT_OPTIONS[0]
 @_FORMAT_OPTIONS[1]
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
@@ -429,7 +434,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                  resamples: int, progress: bool | None, no_relevant: str = "zero",
                  trec_eval_version: str = "10", judged_only: bool = False, max_docs: int | None = None,
                  plot_file: str | None = None, run_format: str | None = None,
-                 qrels_format: str | None = None) -> None:
+                 qrels_format: str | None = None, tie_cost_budget: float | None = None) -> None:
     """Evaluate RUN(s) against QRELS (TREC, MS MARCO or BEIR text files, plain or gzip, or Parquet;
     '-' reads one of them from standard input).
 
@@ -461,7 +466,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                                    test=test, alpha=alpha, correction=correction, resamples=resamples,
                                    progress=_progress_enabled(progress, fmt), no_relevant=no_relevant,
                                    trec_eval_version=int(trec_eval_version), judged_only=judged_only,
-                                   max_docs=max_docs, plot=plot_file)
+                                   max_docs=max_docs, plot=plot_file, tie_cost_budget=tie_cost_budget)
     _echo(out, nl=False)
 
 
@@ -490,7 +495,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                          per_query: bool, ties: str, bounds: bool, seed: int, fmt: str, digits: int,
                          compare: bool, test: str, alpha: float, correction: str, resamples: int,
                          progress: bool, no_relevant: str = "zero", trec_eval_version: int = 10,
-                         judged_only: bool = False, max_docs: int | None = None, plot: str | None = None) -> str:
+                         judged_only: bool = False, max_docs: int | None = None, plot: str | None = None,
+                         tie_cost_budget: float | None = None) -> str:
     import tierank
     from .formats import RunResults, render
     from .io.stream import is_parquet
@@ -516,7 +522,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                                        bounds=bounds or plot_bounds, missing=missing, seed=seed,
                                        no_relevant=no_relevant,
                                        trec_eval_version=trec_eval_version, judged_only=judged_only,
-                                       max_docs=max_docs, progress=progress)   # streamed in blocks of queries
+                                       max_docs=max_docs, progress=progress,
+                                       tie_cost_budget=tie_cost_budget)   # streamed in blocks of queries
             _print_warnings(caught, name)
             runid = ((os.path.basename(path) if is_parquet(path) else read_run_tag(path))
                      if fmt in ("trec", "json") else None)
@@ -568,12 +575,13 @@ def _save_plot(path: str, results: list, shown: list, comparison: Any) -> None:
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 @_EVAL_OPTIONS[0]
 @_EVAL_OPTIONS[1]
+@_EVAL_OPTIONS[4]
 @_FORMAT_OPTIONS[0]
 @_FORMAT_OPTIONS[1]
 def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, fmt: str, digits: int, progress: bool | None,
                  no_relevant: str = "zero", trec_eval_version: str = "10", run_format: str | None = None,
-                 qrels_format: str | None = None) -> None:
+                 qrels_format: str | None = None, tie_cost_budget: float | None = None) -> None:
     """How much ties move each measure: the first thing to look at when two tools disagree.
 
     For each measure: the expected value over all orderings of tied documents, the range [min, max]
@@ -608,7 +616,8 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                 with _reported_warnings() as caught:
                     report = tie_report(judgments, path, {m.label: m.measure for m in shown}, missing=missing_mode,
                                         name=name, no_relevant=no_relevant,
-                                        trec_eval_version=int(trec_eval_version), progress=show_progress)
+                                        trec_eval_version=int(trec_eval_version), progress=show_progress,
+                                        tie_cost_budget=tie_cost_budget)
                 _print_warnings(caught, name)
                 parts.append(report)
                 bar.advance()

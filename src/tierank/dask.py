@@ -71,8 +71,8 @@ def _meta(opts: E.Options, id_dtype: Any) -> pd.DataFrame:
 
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected", bounds: bool = False,
              missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
-             judged_only: bool = False, max_docs: int | None = None, npartitions: int | None = None
-             ) -> E.EngineResults:
+             judged_only: bool = False, max_docs: int | None = None, npartitions: int | None = None,
+             tie_cost_budget: float | None = None) -> E.EngineResults:
     """:func:`tierank.evaluate` on Dask DataFrames, with the same results bit for bit.
 
     Parameters
@@ -80,8 +80,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     qrels, run : dask.dataframe.DataFrame
         Columns named as for pandas input (``query_id, doc_id, relevance`` / ``score`` or their
         aliases). Any partitioning: a query's rows may be spread over partitions.
-    measures, ties, bounds, missing, seed, no_relevant, trec_eval_version, judged_only, max_docs
-        As for :func:`tierank.evaluate`.
+    measures, ties, bounds, missing, seed, no_relevant, trec_eval_version, judged_only, max_docs, tie_cost_budget
+        As for :func:`tierank.evaluate` (the budget is per query: the same whatever the partitions).
     npartitions : int, optional
         Partitions after the shuffle on the query id (default: those of the run); each is evaluated
         in one call, so it should hold a few million rows at most.
@@ -108,7 +108,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     dd = _dd()
     opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
                              no_relevant=no_relevant, trec_eval_version=trec_eval_version,
-                             judged_only=judged_only, max_docs=max_docs)
+                             judged_only=judged_only, max_docs=max_docs, tie_cost_budget=tie_cost_budget)
     for obj, kind in ((run, "run"), (qrels, "qrels")):
         if not isinstance(obj, dd.DataFrame):
             raise InputError(f"the {kind} must be a dask DataFrame, not {type(obj).__name__} "

@@ -9,22 +9,80 @@ measure's best and worst orderings (its ``preference`` first / last inside every
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Future, ThreadPoolExecutor
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from ._threads import background
 from .data.ranked import RankedLists
-from .errors import InputError
+from .errors import InputError, param_text
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .measures._spec import Measure, QueryError
 from .ties.groups import TieStats
 from .ties.policy import Preference, TieOrderings, check_mode
 
-__all__ = ["evaluate_stats", "evaluate_lists", "preference_of"]
+__all__ = ["evaluate_stats", "evaluate_lists", "preference_of", "check_tie_cost_budget", "check_tie_costs",
+           "DEFAULT_TIE_COST_BUDGET"]
 
 Values = dict[Measure, np.ndarray]
+
+#: operations one query's exact tie-aware work may take for one measure whose work is more than linear in
+#: a tie's size (IPrec and IPrecAvg, ERR, infAP, G; see each family's ``cost``): about 10 seconds on one
+#: core of 2026 (an operation is a few nanoseconds) and well under 1 GB. ``tie_cost_budget=`` (Python) and
+#: ``--tie-cost-budget`` (command line) raise it
+DEFAULT_TIE_COST_BUDGET = 2_000_000_000
+
+
+def check_tie_cost_budget(budget: Any) -> int:
+    """The budget of :func:`check_tie_costs`, checked: None gives :data:`DEFAULT_TIE_COST_BUDGET`; else a
+    positive whole number (an int, or a float such as ``1e10``).
+
+    >>> check_tie_cost_budget(None) == DEFAULT_TIE_COST_BUDGET, check_tie_cost_budget(1e10)
+    (True, 10000000000)
+    """
+    if budget is None:
+        return DEFAULT_TIE_COST_BUDGET
+    if isinstance(budget, bool) or not isinstance(budget, Real) or not (
+            isinstance(budget, Integral) or (math.isfinite(float(budget)) and float(budget).is_integer())):
+        raise InputError(f"tie_cost_budget must be a positive whole number of operations, got {budget!r}")
+    if budget < 1:
+        raise InputError(f"tie_cost_budget must be at least 1, got {budget!r}")
+    return int(budget)
+
+
+def check_tie_costs(groups: TieStats, m: Measure, bounds: bool, budget: int, remedy: str | None = None) -> None:
+    """Raise a :class:`QueryError` (the evaluation names the query) when the exact work of ``m`` on these
+    tie statistics (``bounds``: its ``exact_bounds``; else its kernel) would take more than ``budget``
+    operations in some query, by the family's ``cost`` estimate; nothing for families without one, or
+    for fixed orders (no tie). The check is per query, so it does not depend on how a run is cut into
+    blocks or partitions. ``remedy``: what else the message suggests."""
+    cost = m.family.cost
+    if cost is None or groups.all_singletons:
+        return
+    ties, operations = cost(groups, m, bounds)
+    if not len(ties):
+        return
+    query = groups.group_query[ties]
+    per_query = np.bincount(query, weights=operations, minlength=groups.n_queries)
+    worst = int(np.argmax(per_query))
+    if not per_query[worst] > budget:
+        return
+    mine = np.flatnonzero(query == worst)
+    tie = int(ties[mine[int(np.argmax(operations[mine]))]])
+    first, size = int(groups.group_first[tie]), int(groups.group_size[tie])
+    work = "exact bounds" if bounds else "exact expectation"
+    # G's estimate is a float product, inf beyond 1e308 (a tie of over a thousand distinct gains)
+    needed = float(per_query[worst])
+    amount = f"about {needed:.3g}" if math.isfinite(needed) else "more than 1e+308"
+    # the options as the caller spells them (tie_cost_budget=... in Python, --tie-cost-budget ... on the CLI)
+    raise_it = f"raise it ({param_text('tie_cost_budget', math.ceil(needed))}), or " if math.isfinite(needed) else ""
+    remedy = remedy or f"use a fixed tie mode ({param_text('ties', 'trec_eval')})"
+    raise QueryError(f"{m}: the {work} over all orderings of tied documents needs {amount} "
+                     f"operations in this query, beyond the budget of {budget:.3g} (its costliest tie: ranks "
+                     f"{first + 1}-{first + size}, {size} documents); {raise_it}{remedy}", worst)
 
 
 def preference_of(m: Measure) -> Preference:
@@ -36,19 +94,21 @@ def preference_of(m: Measure) -> Preference:
 
 
 def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, labels: Any = None, what: str = "query", no_relevant: str = "zero"
-                   ) -> tuple[Values, Values, Values]:
+                   bounds: bool = False, labels: Any = None, what: str = "query", no_relevant: str = "zero",
+                   tie_cost_budget: float | None = None) -> tuple[Values, Values, Values]:
     """Run every measure on every query; return (values, lower, upper) per measure.
 
     ``labels[i]`` names query i (``what`` says what it is: query, row) in the InputError raised for bad
     query data (a grade above ERR's ``max_grade``, a DCG beyond float64) and for ``no_relevant="error"``.
     ``no_relevant`` is applied to values, lower and upper
-    (:func:`tierank.measures._no_relevant.apply_no_relevant`).
+    (:func:`tierank.measures._no_relevant.apply_no_relevant`). ``tie_cost_budget``: operations per query
+    and measure of exact work beyond linear in the ties (:func:`check_tie_costs`; None: the default).
     """
     check_mode(ties)
     check_no_relevant(no_relevant)
+    budget = check_tie_cost_budget(tie_cost_budget)
     try:
-        values, lower, upper = _evaluate_stats(orderings, measures, ties, bounds)
+        values, lower, upper = _evaluate_stats(orderings, measures, ties, bounds, budget)
     except QueryError as err:
         label = err.query if labels is None else labels[err.query]
         label = label.item() if isinstance(label, np.generic) else label
@@ -65,11 +125,13 @@ def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str =
 
 
 def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
-                    bounds: bool) -> tuple[Values, Values, Values]:
+                    bounds: bool, budget: int) -> tuple[Values, Values, Values]:
     values: Values = {}
     lower: Values = {}
     upper: Values = {}
     distinct = list(dict.fromkeys(measures))
+    for m in distinct:   # every costly tie refused up front, before any kernel runs
+        _check_costs(orderings, m, ties, bounds, budget)
     with _BatchedKernels(distinct) as kernel:
         if ties == "expected":
             kernel.start(orderings.expected)
@@ -80,6 +142,20 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
     if bounds:
         lower, upper = {m: lower[m] for m in distinct}, {m: upper[m] for m in distinct}
     return values, lower, upper
+
+
+def _check_costs(orderings: TieOrderings, m: Measure, ties: str, bounds: bool, budget: int) -> None:
+    """:func:`check_tie_costs` on every tie statistics :func:`_apply` runs ``m`` on."""
+    if m.family.cost is None:
+        return
+    pref = preference_of(m)
+    check_tie_costs(orderings.for_mode(ties, pref), m, False, budget)
+    if bounds and not m.family.text:
+        without = f"evaluate without bounds ({param_text('bounds', False)})"
+        check_tie_costs(orderings.extreme(pref, False), m, False, budget, without)
+        check_tie_costs(orderings.extreme(pref, True), m, False, budget, without)
+        if m.family.exact_bounds is not None:
+            check_tie_costs(orderings.expected, m, True, budget, without)
 
 
 def _apply(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, ties: str, bounds: bool,
@@ -169,9 +245,9 @@ def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
 
 def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
                    bounds: bool = False, seed: int = 0, labels: Any = None, what: str = "query",
-                   no_relevant: str = "zero") -> tuple[Values, Values, Values]:
+                   no_relevant: str = "zero", tie_cost_budget: float | None = None) -> tuple[Values, Values, Values]:
     """:func:`evaluate_stats` on sorted ranked lists (every query non-empty)."""
     check_mode(ties)
     return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds, labels, what,
-                          no_relevant)
+                          no_relevant, tie_cost_budget)
 

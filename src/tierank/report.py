@@ -154,7 +154,7 @@ def _measures(measures: Any) -> dict:
 def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str, Any], *,
                missing: str = "skip", name: str | None = None, no_relevant: str = "zero",
                trec_eval_version: int = 10, progress: bool | None = None,
-               block_rows: int | None = None) -> TieReport:
+               block_rows: int | None = None, tie_cost_budget: float | None = None) -> TieReport:
     """How much the order of tied documents moves each measure of one run.
 
     Parameters
@@ -167,7 +167,7 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
         As for :func:`tierank.evaluate`.
     name : str, optional
         The run's name in the report (default: the file name, or ``"run"``).
-    no_relevant, trec_eval_version
+    no_relevant, trec_eval_version, tie_cost_budget
         As for :func:`tierank.evaluate`.
     progress : bool, optional
         A progress bar on stderr while a run file is read; default: when stderr is a terminal.
@@ -212,6 +212,9 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     if not parsed:
         raise tierank.InputError("no measure given (text measures such as RelString have no tie report)")
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
+    from .evaluation import check_tie_cost_budget
+
+    budget = check_tie_cost_budget(tie_cost_budget)
     objects = {str(m): m for m in parsed.values()}
     from .io.stream import is_run_file
     from .io.trec import TextInput
@@ -219,13 +222,14 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     is_file = is_run_file(run)
     if name is None:
         name = (run.name if isinstance(run, TextInput) else str(run)) if is_file else "run"
-    parts = _Parts(objects, no_relevant)
+    parts = _Parts(objects, no_relevant, budget)
     if is_file:   # streamed in blocks of whole queries
         from .io.stream import evaluate_file
 
         expected = evaluate_file(qrels, run, list(objects), ties="expected", bounds=True, missing=missing,
                                  no_relevant=no_relevant, trec_eval_version=trec_eval_version,
-                                 progress=progress, block_rows=block_rows, evaluate_block=parts.block)
+                                 progress=progress, block_rows=block_rows, evaluate_block=parts.block,
+                                 tie_cost_budget=budget)
         return parts.report(name, parsed, expected)
     from .api import prepare_lists
 
@@ -238,8 +242,8 @@ class _Parts:
     bounds (returned, so that the blocks merge as any evaluation's), trec_eval's tie-break and the counts
     of tied documents (kept here; every one of them adds up over queries)."""
 
-    def __init__(self, objects: dict, no_relevant: str) -> None:
-        self.objects, self.no_relevant = objects, no_relevant
+    def __init__(self, objects: dict, no_relevant: str, tie_cost_budget: float | None = None) -> None:
+        self.objects, self.no_relevant, self.tie_cost_budget = objects, no_relevant, tie_cost_budget
         # per query (a second pass over a run not grouped by query evaluates a query again: the last wins)
         self.trec: list[pd.DataFrame] = []
         self.counts: list[pd.DataFrame] = []
@@ -266,9 +270,10 @@ class _Parts:
         if lists.ranked.n_queries:
             orderings = TieOrderings.from_ranked(lists.ranked)
             values = evaluate_stats(orderings, ms, "expected", bounds=True, labels=lists.labels,
-                                    no_relevant=self.no_relevant)
+                                    no_relevant=self.no_relevant, tie_cost_budget=self.tie_cost_budget)
             orderings.forget()   # the best / worst orderings are done with: trec_eval's takes their memory
-            trec = evaluate_stats(orderings, ms, "trec_eval", labels=lists.labels, no_relevant=self.no_relevant)
+            trec = evaluate_stats(orderings, ms, "trec_eval", labels=lists.labels, no_relevant=self.no_relevant,
+                                  tie_cost_budget=self.tie_cost_budget)
             orderings.forget()
         expected = assemble_results(self.objects, lists, *values, ties="expected", no_relevant=self.no_relevant)
         self.trec.append(assemble_results(self.objects, lists, trec[0], None, None, ties="trec_eval",

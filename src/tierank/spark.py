@@ -172,7 +172,7 @@ def _plain_schema(run: Any, qrels: Any, names: tuple, T: Any) -> bool:
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected", bounds: bool = False,
              missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
              judged_only: bool = False, max_docs: int | None = None, partitions: int | None = None,
-             rows_per_call: int = 1 << 20) -> E.EngineResults:
+             rows_per_call: int = 1 << 20, tie_cost_budget: float | None = None) -> E.EngineResults:
     """:func:`tierank.evaluate` on Spark DataFrames, with the same results bit for bit.
 
     Parameters
@@ -180,8 +180,8 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     qrels, run : pyspark.sql.DataFrame
         Columns named as for pandas input (``query_id, doc_id, relevance`` / ``score`` or their
         aliases). Any partitioning: a query's rows may be spread over partitions.
-    measures, ties, bounds, missing, seed, no_relevant, trec_eval_version, judged_only, max_docs
-        As for :func:`tierank.evaluate`.
+    measures, ties, bounds, missing, seed, no_relevant, trec_eval_version, judged_only, max_docs, tie_cost_budget
+        As for :func:`tierank.evaluate` (the budget is per query: the same whatever the partitions).
     partitions : int, optional
         Partitions of the shuffle on the query id (default: ``spark.sql.shuffle.partitions``).
     rows_per_call : int, default=2**20
@@ -209,7 +209,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     DataFrame, F, T = _pyspark()
     opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
                              no_relevant=no_relevant, trec_eval_version=trec_eval_version,
-                             judged_only=judged_only, max_docs=max_docs)
+                             judged_only=judged_only, max_docs=max_docs, tie_cost_budget=tie_cost_budget)
     for obj, kind in ((run, "run"), (qrels, "qrels")):
         if not isinstance(obj, DataFrame):
             raise InputError(f"the {kind} must be a Spark DataFrame, not {type(obj).__name__} "

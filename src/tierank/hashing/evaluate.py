@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..measures import Measure, parse_measures
 from ..measures._no_relevant import check_no_relevant
 from ..results import Results, aggregate
-from ..evaluation import evaluate_stats
+from ..evaluation import check_tie_cost_budget, evaluate_stats
 from ..ties.policy import TieOrderings, check_mode
 from .codes import check_pair
 from .._progress import ProgressBar
@@ -82,7 +82,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
                    bounds: bool = False, average: str = "micro", distance_threshold: float | None = None,
                    block_size: int | None = None, memory: int = DEFAULT_MEMORY, seed: int = 0,
                    no_relevant: str = "zero", trec_eval_version: int = 10,
-                   progress: bool | None = None) -> Results:
+                   progress: bool | None = None, tie_cost_budget: float | None = None) -> Results:
     """Evaluate Hamming ranking of binary codes: every query against the whole database, ties exact.
 
     Items at equal Hamming distance tie; ``ties="expected"`` gives the exact mean over all their orderings
@@ -140,6 +140,10 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
     trec_eval_version : {10, 9}, default=10
         Accepted for symmetry with :func:`tierank.evaluate`: Hamming distances are small integers,
         exact in float32, so 9 and 10 give the same values.
+    tie_cost_budget : int, optional
+        Operations one query may take for a measure whose exact tie-aware work is more than linear in a
+        tie (IPrec, IPrecAvg, ERR, infAP, G); beyond, an InputError up front. Default
+        ``tierank.evaluation.DEFAULT_TIE_COST_BUDGET`` (about 10 s).
 
     Returns
     -------
@@ -164,6 +168,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
     """
     check_mode(ties)
     check_no_relevant(no_relevant)
+    tie_cost_budget = check_tie_cost_budget(tie_cost_budget)
     check_trec_eval_version(trec_eval_version)   # distances <= bits < 2**24: float32 is exact, nothing to round
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"seed must be an integer, got {seed!r}")
@@ -209,7 +214,8 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
             del keys, ranked_grades, grades
             assert ranked is not None   # every query is ranked against the whole (non-empty) database
             values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed,
-                                            what="query", no_relevant=no_relevant)
+                                            what="query", no_relevant=no_relevant,
+                                            tie_cost_budget=tie_cost_budget)
             _collect(parts, lo_parts, hi_parts, values, lower, upper, bounds)
             bar.update(r1 - r0)
     else:
@@ -227,7 +233,8 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
             stats = histogram_stats(ranked_counts, bg.levels,
                                     judged_counts=counts if ranked_counts is not counts else None)
             values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds,
-                                                  labels=np.arange(r0, r1), no_relevant=no_relevant)
+                                                  labels=np.arange(r0, r1), no_relevant=no_relevant,
+                                                  tie_cost_budget=tie_cost_budget)
             _collect(parts, lo_parts, hi_parts, values, lower, upper, bounds)
             bar.update(r1 - r0)
     bar.close()

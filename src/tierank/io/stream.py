@@ -689,7 +689,7 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
                   missing: str = "skip", seed: int = 0, no_relevant: str = "zero", trec_eval_version: int = 10,
                   judged_only: bool = False, max_docs: int | None = None, block_rows: int | None = None,
                   progress: bool | None = None, grouped_only: bool = False, evaluate_block: Any = None,
-                  workers: int | None = None) -> Results:
+                  workers: int | None = None, tie_cost_budget: float | None = None) -> Results:
     """:func:`tierank.evaluate` on a run file (TREC text, gzip, or Parquet) read in blocks of whole queries.
 
     This is what :func:`tierank.evaluate` calls for a run given as a path (``stream=None`` or
@@ -701,7 +701,7 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
         Read once, in memory (a TREC qrels file or a Parquet file / directory).
     run : str or os.PathLike
         A TREC run file (plain or gzip) or a Parquet file or directory (see :mod:`tierank.io.parquet`).
-    measures, ties, bounds, missing, seed, no_relevant, trec_eval_version, judged_only, max_docs
+    measures, ties, bounds, missing, seed, no_relevant, trec_eval_version, judged_only, max_docs, tie_cost_budget
         As for :func:`tierank.evaluate`.
     block_rows : int, optional
         Lines (Parquet: rows) per block; default :data:`DEFAULT_BLOCK_ROWS`. A query longer than a block
@@ -743,7 +743,7 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
 
     opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
                              no_relevant=no_relevant, trec_eval_version=trec_eval_version,
-                             judged_only=judged_only, max_docs=max_docs)
+                             judged_only=judged_only, max_docs=max_docs, tie_cost_budget=tie_cost_budget)
     block_rows = DEFAULT_BLOCK_ROWS if block_rows is None else int(block_rows)
     if block_rows < 1:
         raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")

@@ -156,6 +156,15 @@ class MeasureFamily:
         ``batch(groups, measures)``, called once per tie statistics with every measure of an evaluation
         that has this ``batch`` before their kernels run: it computes what those measures share in one
         pass and leaves it in ``groups.memo`` for the kernels (IPrec: every recall level at once).
+    cost : callable, optional
+        ``cost(groups, measure, bounds) -> (ties, operations)``, declared by the families whose exact
+        expectation (``bounds=False``: the kernel on ties kept whole) or exact bounds (``bounds=True``:
+        ``exact_bounds``) take more than linear time or memory in a tie's size: the ties (distinct indices
+        into ``groups``) that need such work and an estimate of each one's operations (float64, an exact
+        integer below 2**53, never wrapped: see ``measures._common.exact_products``). The
+        evaluation sums it per query and raises an InputError before any kernel runs when a query's sum
+        exceeds the budget (``tie_cost_budget``, ``tierank.evaluation.check_tie_costs``). None: linear
+        in every tie, nothing to check.
     """
 
     name: str
@@ -175,6 +184,7 @@ class MeasureFamily:
     tie_scope: str = "rank"
     trec: tuple = ()
     batch: Callable | None = None
+    cost: Callable | None = None
 
     def __repr__(self) -> str:
         return f"<measure family {self.name}: {self.summary}>"

@@ -17,8 +17,9 @@ z and the same ``2 + t + X(R) - S_before`` have the same terms, and so do such s
 and the same ``2 + t + X(R) - S_before - S``: each is summed once (the same bits). Ties whose documents
 all have the same gain, and fixed orders, need no counting, and documents of gain 0 are only counted,
 never read one by one. C is never built over all positions: it is ``i + X(min(i, R))``, X summing the
-ideal gains' excess over 1 up to rank R, the last ideal rank of positive gain. A query or run beyond
-:data:`BUDGET` / :data:`TOTAL_BUDGET` terms raises an InputError naming the query and tie.
+ideal gains' excess over 1 up to rank R, the last ideal rank of positive gain. The family declares its
+terms (and the bounds' states) as its ``cost``: a query beyond the budget (``tie_cost_budget``) raises an
+InputError naming the query and tie, before the work starts.
 
 Bounds: a higher gain first does not always give the higher G (after a document of gain 1 with ideal gains
 3, 2, 1, the tie {2, 3} scores more as 2 then 3). Ties add up independently (a tie's terms depend only on
@@ -34,25 +35,20 @@ import numpy as np
 
 from ..errors import param_text
 from ..ties.groups import TieStats, within_query_exclusive_cumsum
-from ._common import chunks, divide
-from ._spec import Measure, MeasureFamily, QueryError
+from ._common import PYTHON_STATE, chunks, divide
+from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
 from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
                   item_gains)
 
-__all__ = ["FAMILIES", "BUDGET", "TOTAL_BUDGET"]
+__all__ = ["FAMILIES"]
 
-#: terms of the exact expectation (bounds: dynamic-programme states) one query may take
-BUDGET = 200_000_000
-#: terms one evaluation may take over all queries; beyond, an error says so up front
-TOTAL_BUDGET = 2_000_000_000
 #: terms evaluated at once: small enough that the few work arrays of this length stay in the CPU cache
 CHUNK = 1 << 16
 #: segments (a tie's count vectors of its non-zero gains) summed as one block, and segments enumerated at
 #: once (memory: about 20 arrays of this length)
 _SEGMENT_BLOCK = 1 << 16
 _SEGMENT_CHUNK = 1 << 21
-_BOUNDS_TOTAL_BUDGET = 100_000_000   # the bounds' dynamic programme runs in Python, state by state
 
 
 class _Costs:
@@ -81,24 +77,65 @@ class _Costs:
         return rank + x
 
 
+def _read(g: TieStats, m: Measure) -> dict:
+    """Per tie, the gain sum ``G``; the ties holding a document of non-zero gain (``lit``) and of their
+    documents those of non-zero gain (``nz``: index among the tie's grades ``ptr``; ``v``: gain; ``nz_lit``:
+    tie among ``lit``; ``n_lit``: count per tie), and the ties of one gain only (``uniform``). Shared by the
+    kernel and the family's ``cost`` (memo of the statistics)."""
+    def build() -> dict:
+        G = g.group_sum(("gain", m["gain"], repr(m["gains"])), lambda x, _q: item_gains(m, x))
+        # only the ties holding a document of non-zero gain are read (gains are >= 0), and of their
+        # documents only those of non-zero gain one by one: a tie's documents of gain 0 are counted
+        lit = np.flatnonzero(G > 0)
+        out = {"G": G, "lit": lit}
+        if len(lit):
+            ptr, grades = g.group_grades(lit)
+            nz, v = _nonzero_gains(m, grades)
+            nz_ptr = np.searchsorted(nz, ptr)
+            n_lit = np.diff(nz_ptr)                     # per tie read, its documents of non-zero gain (>= 1)
+            first = nz_ptr[:-1]
+            uniform = (n_lit == g.group_size[lit]) & (np.maximum.reduceat(v, first) == np.minimum.reduceat(v, first))
+            out.update(ptr=ptr, nz=nz, v=v, n_lit=n_lit, nz_lit=np.repeat(np.arange(len(lit)), n_lit),
+                       uniform=uniform)
+        return out
+    return g.memo(("G read", m["gain"], repr(m["gains"])), build)
+
+
+def _mixed(g: TieStats, read: dict) -> tuple:
+    """The ties of documents of different gains (``ties``), the tie (index into ``ties``) and gain of each
+    of their documents of non-zero gain, and the other documents' selector ``use`` (ties of one gain)."""
+    uniform, nz_lit = read["uniform"], read["nz_lit"]
+    use = uniform[nz_lit]
+    sel = ~use
+    return read["lit"][~uniform], np.cumsum(~uniform)[nz_lit[sel]] - 1, read["v"][sel], use
+
+
+def _cost(g: TieStats, m: Measure, bounds: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The family's ``cost``: per tie of documents of different gains, the terms of the exact expectation
+    (:func:`_expected_cost`, about 4 operations each, measured) or the dynamic-programme states of the
+    exact bounds (:func:`_extreme_cost`, run in Python: :data:`PYTHON_STATE` operations each)."""
+    read = _read(g, m)
+    if not len(read["lit"]) or read["uniform"].all():
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    ties, nz_tie, v, _ = _mixed(g, read)
+    n_nz = np.zeros(g.n_groups, dtype=np.int64)
+    n_nz[read["lit"]] = read["n_lit"]
+    runs = _runs(nz_tie, v)
+    zeros = g.group_size[ties] - n_nz[ties]
+    if bounds:
+        return ties, PYTHON_STATE * _extreme_cost(runs, zeros)
+    return ties, 4.0 * _expected_cost(runs, zeros)
+
+
 def g_measure(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
     costs = _Costs(g, m)
-    key = ("gain", m["gain"], repr(m["gains"]))
-    G = g.group_sum(key, lambda x, _q: item_gains(m, x))
+    read = _read(g, m)
+    G, lit = read["G"], read["lit"]
     S_before = within_query_exclusive_cumsum(G, g.group_query, g.query_groups[:-1])
-    # only the ties holding a document of non-zero gain are read (gains are >= 0), and of their documents
-    # only those of non-zero gain one by one: a tie's documents of gain 0 are counted
-    lit = np.flatnonzero(G > 0)
     value = np.zeros(g.n_queries)
     if len(lit) == 0:
         return divide(value, costs.total)
-    ptr, grades = g.group_grades(lit)
-    nz, v = _nonzero_gains(m, grades)
-    nz_ptr = np.searchsorted(nz, ptr)
-    n_lit = np.diff(nz_ptr)                     # per tie read, its documents of non-zero gain (>= 1)
-    nz_lit = np.repeat(np.arange(len(lit)), n_lit)
-    first = nz_ptr[:-1]
-    uniform = (n_lit == g.group_size[lit]) & (np.maximum.reduceat(v, first) == np.minimum.reduceat(v, first))
+    ptr, nz, v, n_lit, nz_lit, uniform = (read[k] for k in ("ptr", "nz", "v", "n_lit", "nz_lit", "uniform"))
     # ties of equal gains (and fixed orders): the k-th item of the tie sees k-1 equal gains above it
     use = uniform[nz_lit]
     grp, gv = lit[nz_lit[use]], v[use]
@@ -108,11 +145,10 @@ def g_measure(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray
     term = gv / np.log2(2.0 + costs.at(q, g.group_first[grp] + k + 1) - sums)
     value += np.bincount(q, weights=term, minlength=g.n_queries)
     if not uniform.all():
-        sel = ~use
         n_nz = np.zeros(g.n_groups, dtype=np.int64)
         n_nz[lit] = n_lit
-        value += _mixed_ties(g, lit[~uniform], np.cumsum(~uniform)[nz_lit[sel]] - 1, v[sel], n_nz, S_before,
-                             costs, extreme)
+        ties, nz_tie, v_mixed, _ = _mixed(g, read)
+        value += _mixed_ties(g, ties, nz_tie, v_mixed, n_nz, S_before, costs, extreme)
     return divide(value, costs.total)
 
 
@@ -142,16 +178,6 @@ def _mixed_ties(g: TieStats, ties: np.ndarray, nz_tie: np.ndarray, v: np.ndarray
     (an index into ``ties``) and gain of each of their documents of non-zero gain, tie by tie."""
     runs = _runs(nz_tie, v)
     zeros = g.group_size[ties] - n_nz[ties]
-    cost = _expected_cost(runs, zeros) if extreme is None else _extreme_cost(runs, zeros)
-    per_query = np.bincount(g.group_query[ties], weights=cost, minlength=g.n_queries)
-    if cost.sum() > (TOTAL_BUDGET if extreme is None else _BOUNDS_TOTAL_BUDGET) or per_query.max() > BUDGET:
-        worst = ties[int(np.argmax(cost))]
-        raise QueryError(f"G: the exact {'expectation' if extreme is None else 'bounds'} over all orderings of tied "
-                         f"documents needs about {cost.sum():.2g} operations here, beyond the limit; the costliest "
-                         f"tie is at ranks {int(g.group_first[worst]) + 1}-"
-                         f"{int(g.group_first[worst] + g.group_size[worst])}. Use a fixed tie mode "
-                         f"({param_text('ties', 'trec_eval')})",
-                         int(g.group_query[worst]))
     if extreme is None:
         per_tie = _tie_means(g, ties, runs, zeros, S_before[ties], costs)
     else:
@@ -210,23 +236,26 @@ def _tie_gains(values: np.ndarray, counts: np.ndarray, zeros: int) -> np.ndarray
 
 
 def _configurations(runs, n_ties: int) -> np.ndarray:
-    """Per tie, the product over its distinct non-zero gains of (count + 1) (float: it may be huge)."""
+    """Per tie, the product over its distinct non-zero gains of (count + 1), multiplied in float64: exact
+    below 2**53, never wrapped (inf beyond 1e308)."""
     tie, _, count, _ = runs
+    out = np.ones(n_ties)
     with np.errstate(over="ignore"):
-        return np.exp(np.bincount(tie, weights=np.log(count + 1.0), minlength=n_ties))
+        np.multiply.at(out, tie, count + 1.0)
+    return out
 
 
 def _expected_cost(runs, zeros: np.ndarray) -> np.ndarray:
     """Per tie, the terms of :func:`_tie_means`: (the product of (count + 1) over its distinct non-zero
     gains, less 1) times (its documents of gain 0, plus 1)."""
-    return (np.round(_configurations(runs, len(zeros))) - 1.0) * (zeros + 1.0)
+    return (_configurations(runs, len(zeros)) - 1.0) * (zeros + 1.0)
 
 
 def _extreme_cost(runs, zeros: np.ndarray) -> np.ndarray:
     """Per tie, the states of :func:`_extreme_tie`: the product over its distinct gains of (count + 1),
     times the number of distinct gains."""
     levels = np.bincount(runs[0], minlength=len(zeros)) + (zeros > 0)
-    return np.round(_configurations(runs, len(zeros))) * (zeros + 1.0) * levels
+    return _configurations(runs, len(zeros)) * (zeros + 1.0) * levels
 
 
 def _tie_means(g: TieStats, ties: np.ndarray, runs, zeros: np.ndarray, before: np.ndarray,
@@ -433,6 +462,6 @@ def _extreme_tie(tie: np.ndarray, before: float, C: np.ndarray, extreme: str) ->
 FAMILIES = [
     MeasureFamily("G", "normalized gain: gains weighted by 1/log2(2 + ideal cost - gain so far), over the ideal "
                   "gain (trec_eval G)", _PARAMS, "none", g_measure, gain_preference, normalize=_normalize, exact_bounds=_bounds,
-                  value_range=(0.0, math.inf),
+                  value_range=(0.0, math.inf), cost=_cost,
                   trec=(TrecName("G", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),)),
 ]

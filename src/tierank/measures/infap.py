@@ -25,7 +25,8 @@ then the columns in order of k), so its value does not depend on the other ties.
 only when there are any.
 Bounds: the best and worst arrangement of each tie (ties add up independently) by a dynamic programme
 over how many documents of each kind are placed, ``O(r m u x)`` per tie. Fixed orders cost nothing;
-a query or run beyond :data:`BUDGET` / :data:`TOTAL_BUDGET` raises an InputError naming the query and tie.
+the family declares the work of both as its ``cost``, and a query beyond the budget (``tie_cost_budget``)
+raises an InputError naming the query and tie, before the work starts.
 """
 
 from __future__ import annotations
@@ -34,20 +35,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..ties.groups import TieStats, within_query_exclusive_cumsum
-from ._common import REL, chunks, divide
-from ._spec import Measure, MeasureFamily, QueryError
+from ._common import PYTHON_STATE, REL, chunks, divide, exact_products
+from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
 
-__all__ = ["FAMILIES", "EPSILON", "BUDGET", "TOTAL_BUDGET"]
+__all__ = ["FAMILIES", "EPSILON"]
 
 EPSILON = 1e-5   # trec_eval's INFAP_EPSILON
-#: operations of the exact expectation one query may take: per tie ``(r + q) (o + 1) + r (q + 1)``
-#: profile entries and pairs, or ``r (q + 1) (o + 1)`` terms beyond PROFILE_MAX_N (module docstring);
-#: bounds: dynamic-programme states
-BUDGET = 200_000_000
-#: operations one evaluation may take over all queries (the expectation: about 2e8 profile entries a
-#: second, 2e7 terms); beyond, an error
-TOTAL_BUDGET = 2_000_000_000
+#: the operations one term of the term-by-term sum counts for in the family's ``cost`` (measured: 0.2 to
+#: 2 microseconds and about 150 bytes a term, a tie's terms held at once, against about 5 ns a profile entry)
+TERM = 250
 #: terms evaluated at once by the term-by-term sum (memory: about 15 float64 arrays of this length)
 CHUNK = 2_000_000
 #: ties of at most this many documents take the profiles (every nonzero weight stays above 1e-300)
@@ -55,7 +52,6 @@ PROFILE_MAX_N = 1000
 #: columns and pairs of a chunk of ties, and profile entries of a block of columns, evaluated at once
 #: (a few float64 arrays of this length stay in cache)
 PROFILE_CHUNK = 131_072
-_BOUNDS_TOTAL_BUDGET = 100_000_000   # the bounds' dynamic programme runs in Python, state by state
 
 
 def _score(a, m, u, p):
@@ -100,7 +96,6 @@ def infap(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
     mixed = np.flatnonzero(~single_kind)
     if len(mixed):
         mixed_kinds = tuple(k[mixed] for k in kinds)
-        _check_cost(g, mixed_kinds, mixed, extreme)
         if extreme is None:
             per_tie = _tie_means(*mixed_kinds, *(b[mixed] for b in before), g.group_first[mixed])
         else:
@@ -111,24 +106,21 @@ def infap(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
     return divide(out, g.judged.count_at_least(rel))
 
 
-def _check_cost(g: TieStats, kinds: tuple, mixed: np.ndarray, extreme: str | None) -> None:
-    r, mj, uj, x = kinds   # of the ties ``mixed``
-    if extreme is None:   # the profiles, or term by term (module docstring)
-        o1 = uj + x + 1
-        cost = (r + mj) * o1 + r * (mj + 1)
-        big = o1 + r + mj > PROFILE_MAX_N + 1
-        if big.any():
-            cost = np.where(big, r * (mj + 1) * o1, cost)
-    else:
-        cost = (r + 1) * (mj + 1) * (uj + 1) * (x + 1)
-    total_budget = TOTAL_BUDGET if extreme is None else _BOUNDS_TOTAL_BUDGET
-    per_query = np.bincount(g.group_query[mixed], weights=cost, minlength=g.n_queries)
-    if cost.sum() > total_budget or per_query.max() > BUDGET:
-        c = mixed[int(np.argmax(cost))]
-        raise QueryError(f"infAP: the exact {'expectation' if extreme is None else 'bounds'} over all orderings of "
-                         f"tied documents need about {cost.sum():.2g} operations here, beyond the limit; the "
-                         f"costliest tie is at ranks {int(g.group_first[c]) + 1}-{int(g.group_first[c] + g.group_size[c])}."
-                         " Use a fixed tie mode (ties='trec_eval')", int(g.group_query[c]))
+def _cost(g: TieStats, m: Measure, bounds: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The family's ``cost``: per tie of relevant and other documents, the exact expectation's
+    ``(r + q) (o + 1) + r (q + 1)`` profile entries and pairs (one operation each), or, beyond
+    :data:`PROFILE_MAX_N`, its ``r (q + 1) (o + 1)`` terms (:data:`TERM` operations each); for the
+    bounds, the ``(r + 1) (q + 1) (u + 1) (x + 1)`` states of the dynamic programme, run in Python
+    (:data:`PYTHON_STATE` operations each). Exact integers (:func:`exact_products`)."""
+    r, mj, uj, x = (k.astype(np.int64) for k in _kinds(g, m["rel"]))
+    mixed = np.flatnonzero((r > 0) & (r < g.group_size))
+    r, mj, uj, x = r[mixed], mj[mixed], uj[mixed], x[mixed]
+    if bounds:
+        return mixed, PYTHON_STATE * exact_products(r + 1, mj + 1, uj + 1, x + 1)
+    o1 = uj + x + 1
+    profiles = exact_products(r + mj, o1) + exact_products(r, mj + 1)
+    big = o1 + r + mj > PROFILE_MAX_N + 1
+    return mixed, np.where(big, TERM * exact_products(r, mj + 1, o1), profiles)
 
 
 def _tie_means(r, mj, uj, x, A, M, U, t) -> np.ndarray:
@@ -356,6 +348,6 @@ _relevant_first.params = ("rel",)  # type: ignore[attr-defined]
 
 FAMILIES = [
     MeasureFamily("infAP", "inferred AP for sampled judgments (trec_eval infAP, Yilmaz & Aslam)", {"rel": REL},
-                  "none", infap, _relevant_first, exact_bounds=_bounds, aliases=(("infap", {}),),
+                  "none", infap, _relevant_first, exact_bounds=_bounds, aliases=(("infap", {}),), cost=_cost,
                   value_range=(0.0, 1.0), trec=(TrecName("infAP"),)),
 ]

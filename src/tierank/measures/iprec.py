@@ -17,10 +17,10 @@ form for two, three and four relevant documents (sums of polynomials in one offs
 dynamic programme over the ``r`` order statistics (``O(r (n - r + 1))`` per value). Every tie and value is
 computed at once (once per tie for all the levels it lies wholly above), and the distribution of the
 maximum is swept in ascending order, in logarithms, within each (query, level). The work is about (values
-above L) x r (n - r + 1) for ties of five or more relevant documents; a query above :data:`BUDGET`, or a
-run above :data:`TOTAL_BUDGET`, raises an InputError naming the query and the tie (never an
-approximation), before the work starts. Ties that hold only relevant or only non-relevant documents, and
-fixed orders, cost nothing: every position is known. Moving a relevant document up never lowers any
+above L) x r (n - r + 1) for ties of five or more relevant documents: the family declares it (``cost``),
+and a query beyond the budget (``tie_cost_budget``) raises an InputError naming the query and the tie
+(never an approximation), before the work starts. Ties that hold only relevant or only non-relevant
+documents, and fixed orders, cost nothing: every position is known. Moving a relevant document up never lowers any
 interpolated precision, so the best and worst orderings are relevant-first and relevant-last.
 """
 
@@ -30,17 +30,12 @@ import numpy as np
 import pandas as pd
 
 from ..ties.groups import TieStats
-from ._common import REL, binary_preference
-from ._spec import Measure, MeasureFamily, Param, QueryError, choice_param
+from ._common import REL, binary_preference, exact_products
+from ._spec import Measure, MeasureFamily, Param, choice_param
 from ._trec import TrecName
 
-__all__ = ["FAMILIES", "BUDGET"]
+__all__ = ["FAMILIES"]
 
-#: work units (the values a tie's maximum can take, times r (n - r + 1) for ties of five or more relevant
-#: documents, summed over the ties and levels that need them) one query's exact expectation may take
-BUDGET = 500_000_000
-#: work units one evaluation may take over all queries (about a minute); beyond, an error says so up front
-TOTAL_BUDGET = 2_000_000_000
 #: dynamic-programme cells computed at once
 CHUNK = 4_000_000
 #: values (at most) per block of queries whose expectations are computed together
@@ -106,6 +101,18 @@ def _levels_values(g: TieStats, rel: float, rounding: str, levels: tuple) -> np.
 def _new_levels(g: TieStats, rel: float, rounding: str, levels: tuple) -> np.ndarray:
     """:func:`_levels_values` without the cache: known positions where every tie is unmixed, the exact
     expectation (:func:`_expected_values`) in queries with a tie of relevant and non-relevant items."""
+    r, r_before, H, cuts, mixed, mixed_query = _setup(g, rel, rounding, levels)
+    known = np.flatnonzero((r > 0) & ~mixed_query[g.group_query])
+    out = _fixed_values(*_known_positions(g, r, r_before, known), g.n_queries, cuts, H, mixed_query)
+    if not mixed.any():
+        return out
+    expected = _expected_values(g, _pairs(g, r, r_before, cuts, H, mixed_query), H, mixed_query)
+    return np.where(mixed_query[:, None], expected, out)
+
+
+def _setup(g: TieStats, rel: float, rounding: str, levels: tuple) -> tuple:
+    """(r and r_before per tie, H per query, the counts c per (query, level), the mixed ties, the queries
+    with one)."""
     r, r_before = g.relevant_sum(rel)
     R = g.judged.count_at_least(rel)
     H = np.bincount(g.group_query, weights=r, minlength=g.n_queries)
@@ -113,20 +120,19 @@ def _new_levels(g: TieStats, rel: float, rounding: str, levels: tuple) -> np.nda
     mixed = (r > 0) & (r < g.group_size)
     mixed_query = np.zeros(g.n_queries, dtype=bool)
     mixed_query[g.group_query[mixed]] = True
-    known = np.flatnonzero((r > 0) & ~mixed_query[g.group_query])
-    out = _fixed_values(*_known_positions(g, r, r_before, known), g.n_queries, cuts, H, mixed_query)
-    if not mixed.any():
-        return out
-    expected = _expected_values(g, r, r_before, cuts, H, mixed_query)
-    return np.where(mixed_query[:, None], expected, out)
+    return r, r_before, H, cuts, mixed, mixed_query
 
 
-def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.ndarray, H: np.ndarray,
-                     mixed_query: np.ndarray) -> np.ndarray:
-    """E[max_{j >= c} j / pos(j)] per (query, level) of the queries with mixed ties (module docstring).
+def _pairs(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.ndarray, H: np.ndarray,
+           mixed_query: np.ndarray) -> dict:
+    """The (tie, level) pairs of the queries with mixed ties whose tie can beat L (linear work and memory:
+    the expectation's work, :func:`_expected_values`, comes after the cost check, :func:`_cost`).
 
     The worst arrangement (relevant documents last in every tie) gives L, the smallest value the maximum
-    can take; only ties that can beat L, and only their values above L, enter the distribution."""
+    can take; only ties that can beat L, and only their values above L, enter the distribution. Returns
+    the ties' indices ``groups`` (every tie with a relevant document in those queries), ``worst`` (L per
+    (query, level)), ``ok`` (the cells with a value), and per pair, sorted by cell then tie: ``pair_tie``
+    (into ``groups``), ``cell``, ``L`` and ``tie`` = (a, t, n, r, k0)."""
     groups = np.flatnonzero((r > 0) & mixed_query[g.group_query])
     q = g.group_query[groups]
     a, t = r_before[groups].astype(np.int64), g.group_first[groups].astype(np.int64)
@@ -149,9 +155,17 @@ def _expected_values(g: TieStats, r: np.ndarray, r_before: np.ndarray, cuts: np.
     pair_tie, cell, L = pair_tie[order], cell[order], L[order]
     k0 = np.maximum(1, first[cell // levels, cell % levels] - a[pair_tie])
     tie = (a[pair_tie], t[pair_tie], n[pair_tie], k[pair_tie], k0)
-    _check_cost(g, groups[pair_tie], tie)
+    return {"groups": groups, "worst": worst, "ok": ok, "pair_tie": pair_tie, "cell": cell, "L": L, "tie": tie}
+
+
+def _expected_values(g: TieStats, pairs: dict, H: np.ndarray, mixed_query: np.ndarray) -> np.ndarray:
+    """E[max_{j >= c} j / pos(j)] per (query, level) of the queries with mixed ties (module docstring),
+    from their pairs (:func:`_pairs`)."""
+    worst, ok, pair_tie, cell, L, tie = (pairs[k] for k in ("worst", "ok", "pair_tie", "cell", "L", "tie"))
+    levels = worst.shape[1]
+    _, _, n, k, k0 = tie
     mean = np.zeros(g.n_queries * levels)
-    most_values = (k[pair_tie] - k0 + 1) * (n - k + 1)[pair_tie]   # a pair's values: at most (r-k0+1)(n-r+1)
+    most_values = (k - k0 + 1) * (n - k + 1)   # a pair's values: at most (r-k0+1)(n-r+1)
     for lo, hi in _query_blocks(cell // levels, most_values):   # loop over blocks of queries
         x, delta, at, log_base = _pair_cdfs(tuple(v[lo:hi] for v in tie), pair_tie[lo:hi], L[lo:hi])
         c0, c1 = int(cell[lo]), int(cell[hi - 1]) + 1
@@ -175,34 +189,27 @@ def _query_blocks(query: np.ndarray, values: np.ndarray) -> list[tuple[int, int]
     return list(zip(edges[:-1], edges[1:]))
 
 
-def _check_cost(g: TieStats, groups: np.ndarray, tie: tuple) -> None:
-    """An error up front, naming the costliest tie and its query, when the exact expectation would take too
-    long: the work is about (values a tie's maximum can take) x r x (n - r + 1) for ties of five or more
-    relevant documents (fewer are counted in closed form)."""
-    _, _, n, r, k0 = tie
-    cost = ((r - k0 + 1) * (n - r + 1) * np.where(r > 4, r * (n - r + 1), 1)).astype(np.float64)
-    if not len(cost):
-        return
-    per_query = np.bincount(g.group_query[groups], weights=cost, minlength=g.n_queries)
-    worst = int(np.argmax(cost))
-    c = int(groups[worst])
-    where = f"ranks {int(g.group_first[c]) + 1}-{int(g.group_first[c] + g.group_size[c])}"
-    if cost.sum() > TOTAL_BUDGET:
-        raise QueryError(f"interpolated precision: the exact expectation over all orderings of tied documents "
-                         f"needs about {cost.sum():.2g} operations here ({int(np.count_nonzero(per_query))} "
-                         f"queries with ties of relevant and non-relevant documents), beyond the limit "
-                         f"{TOTAL_BUDGET:.2g}; the costliest tie is at {where}. Use a fixed tie mode "
-                         "(ties='trec_eval'), bounds, or leave IPrec / iprec_at_recall / 11pt_avg out",
-                         int(g.group_query[c]))
-    if per_query.max() > BUDGET:
-        qw = int(np.argmax(per_query))
-        mine = np.flatnonzero(g.group_query[groups] == qw)
-        i = mine[np.argmax(cost[mine])]
-        c = int(groups[i])
-        raise QueryError(f"interpolated precision: the tie at ranks {int(g.group_first[c]) + 1}-"
-                         f"{int(g.group_first[c] + g.group_size[c])} ({int(g.group_size[c])} documents, "
-                         f"{int(r[i])} relevant) is beyond the exact method's budget "
-                         f"(cost {per_query[qw]:.3g} > {BUDGET:.3g}); use a fixed tie mode or bounds", qw)
+def _cost(g: TieStats, m: Measure, bounds: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The family's ``cost``: per tie of relevant and non-relevant documents in the queries where the
+    measure needs the exact expectation, the work of its (tie, level) pairs, each about (the values its
+    maximum can take above L, at most (r - k0 + 1) (n - r + 1)) times r (n - r + 1) for ties of five or
+    more relevant documents (the dynamic programme; fewer are counted in closed form, one unit a value).
+    Exact integers (:func:`exact_products`: a tie of 300,000 documents is about 1e21, beyond int64).
+    The bounds are the relevant-first and relevant-last orders: no work beyond linear."""
+    none = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if bounds:
+        return none
+    levels = (m["recall"],) if m.family.name == "IPrec" else m["levels"]
+    r, r_before, H, cuts, mixed, mixed_query = _setup(g, m["rel"], m["rounding"], levels)
+    if not mixed.any():
+        return none
+    pairs = _pairs(g, r, r_before, cuts, H, mixed_query)
+    _, _, n, k, k0 = pairs["tie"]
+    dp = k > 4
+    work = exact_products(k - k0 + 1, n - k + 1, np.where(dp, k, 1), np.where(dp, n - k + 1, 1))
+    per_tie = np.bincount(pairs["pair_tie"], weights=work, minlength=len(pairs["groups"]))
+    has = np.flatnonzero(per_tie > 0)
+    return pairs["groups"][has], per_tie[has]
 
 
 def _pair_cdfs(tie: tuple, pair_tie: np.ndarray, L: np.ndarray
@@ -512,11 +519,11 @@ FAMILIES = [
                   "(trec_eval iprec_at_recall, ir-measures IPrec)", {"rel": REL, "recall": RECALL,
                                                                      "rounding": ROUNDING},
                   "none", iprec, binary_preference, aliases=(("iprec", {}),),
-                  value_range=(0.0, 1.0), batch=_all_levels,
+                  value_range=(0.0, 1.0), batch=_all_levels, cost=_cost,
                   trec=(TrecName("iprec_at_recall", "levels", ELEVEN, sets=("recall",), bind=_recall,
                                  show=_show_recall),)),
     MeasureFamily("IPrecAvg", "mean interpolated precision over recall levels (trec_eval 11pt_avg)",
                   {"rel": REL, "levels": LEVELS, "rounding": ROUNDING}, "none", iprec_avg, binary_preference,
-                  value_range=(0.0, 1.0), batch=_all_levels,
+                  value_range=(0.0, 1.0), batch=_all_levels, cost=_cost,
                   trec=(TrecName("11pt_avg", "param", sets=("levels",), bind=_trec_levels, show=_show_levels),)),
 ]
