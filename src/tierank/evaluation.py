@@ -47,10 +47,23 @@ def check_tie_cost_budget(budget: Any) -> int:
         return DEFAULT_TIE_COST_BUDGET
     if isinstance(budget, bool) or not isinstance(budget, Real) or not (
             isinstance(budget, Integral) or (math.isfinite(float(budget)) and float(budget).is_integer())):
-        raise InputError(f"tie_cost_budget must be a positive whole number of operations, got {budget!r}")
+        raise InputError(f"{param_text('tie_cost_budget', budget)}: the budget must be a positive whole number of "
+                         "operations")
     if budget < 1:
-        raise InputError(f"tie_cost_budget must be at least 1, got {budget!r}")
+        raise InputError(f"{param_text('tie_cost_budget', budget)}: the budget must be at least 1")
     return int(budget)
+
+
+def _round_up(x: float) -> float | int:
+    """``x`` rounded up to three significant digits (an int where it is one), to suggest a budget.
+
+    >>> _round_up(2519.2), _round_up(2514.0), _round_up(2.5313e20), _round_up(9.991e8)
+    (2520, 2520, 2.54e+20, 1000000000)
+    """
+    v = float(f"{x:.3g}")
+    if v < x:
+        v = float(f"{v + 10.0 ** (math.floor(math.log10(v)) - 2):.3g}")   # the third digit up by one
+    return int(v) if v < 2 ** 53 and v.is_integer() else v
 
 
 def check_tie_costs(groups: TieStats, m: Measure, bounds: bool, budget: int, remedy: str | None = None) -> None:
@@ -78,7 +91,7 @@ def check_tie_costs(groups: TieStats, m: Measure, bounds: bool, budget: int, rem
     needed = float(per_query[worst])
     amount = f"about {needed:.3g}" if math.isfinite(needed) else "more than 1e+308"
     # the options as the caller spells them (tie_cost_budget=... in Python, --tie-cost-budget ... on the CLI)
-    raise_it = f"raise it ({param_text('tie_cost_budget', math.ceil(needed))}), or " if math.isfinite(needed) else ""
+    raise_it = f"raise it ({param_text('tie_cost_budget', _round_up(needed))}), or " if math.isfinite(needed) else ""
     remedy = remedy or f"use a fixed tie mode ({param_text('ties', 'trec_eval')})"
     raise QueryError(f"{m}: the {work} over all orderings of tied documents needs {amount} "
                      f"operations in this query, beyond the budget of {budget:.3g} (its costliest tie: ranks "
