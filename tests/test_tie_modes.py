@@ -181,3 +181,14 @@ def test_cli_ties_equal_the_core(tmp_path, mode):
         assert got["mean"][m] == pytest.approx(want.mean[m], rel=1e-12, abs=1e-15)
         for q in want.per_query.index:
             assert got["per_query"][str(q)][m] == pytest.approx(want.per_query.loc[q, m], rel=1e-12, abs=1e-15)
+
+
+def test_summary_of_a_bound_mode_has_one_column_per_bound():
+    """ties="upper" with bounds=True: the values are the upper bound; the summary shows lower and upper once
+    (a column named "upper" for the values would collide with the bound's)."""
+    res = tierank.evaluate_matrix([[1, 0, 1, 0]], [[3, 2, 1, 1]], ["AP(denom='retrieved')@3"], ties="upper",
+                                  bounds=True)
+    table = res.summary()
+    assert list(table.columns) == ["lower", "upper"]
+    assert table.loc["AP(denom='retrieved')@3", "upper"] == res.mean["AP(denom='retrieved')@3"] == 1.0
+    assert math.isclose(table.loc["AP(denom='retrieved')@3", "lower"], 5 / 6, rel_tol=1e-12)
