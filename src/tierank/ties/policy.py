@@ -29,8 +29,8 @@ from ..data.ranked import RankedLists
 from ..errors import InputError
 from .groups import Judged, TieStats
 
-__all__ = ["TIE_MODES", "BOUND_MODES", "ORDER_FREE_MODES", "FIXED_ORDER_MODES", "TieOrderings", "Preference", "check_mode", "random_tiebreak", "order_within_groups",
-           "order_within_groups_by_words"]
+__all__ = ["TIE_MODES", "BOUND_MODES", "ORDER_FREE_MODES", "FIXED_ORDER_MODES", "TieOrderings", "Preference",
+           "check_mode", "random_tiebreak", "order_within_groups", "order_within_groups_by_words"]
 
 # (key, fn): fn(grades) -> the item values preferred higher, primary key first; key identifies fn
 Preference = tuple[Any, Callable[[np.ndarray], list]]

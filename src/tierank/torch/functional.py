@@ -12,15 +12,18 @@ meaning. Over every ordering of tied items: ``"expected"`` (default) the exact m
 input order / its reverse, ``"random"`` a seeded order. So values are deterministic and do not depend
 on what ``torch.topk`` / ``torch.argsort`` do with ties. The fixed arrangements are the extremes for
 every metric here but average precision over the top k, whose denominator (the relevant items in the
-top k) can make the pessimistic arrangement score higher: only ``"lower"`` / ``"upper"`` are bounds. On tie-free input every function equals torchmetrics
-1.9, including its convention (since torchmetrics 1.8) that an item with a score <= 0 is not retrieved
-in average precision, reciprocal rank, precision and recall (pass ``nonpositive_retrieved=True`` to rank
-every item, as trec_eval and tierank.evaluate do). nDCG, hit rate and R-precision rank every item.
+top k) can make the pessimistic arrangement score higher: only ``"lower"`` / ``"upper"`` are bounds.
+
+On tie-free input every function equals torchmetrics 1.9, including its convention (since torchmetrics
+1.8) that an item with a score <= 0 is not retrieved in average precision, reciprocal rank, precision
+and recall (pass ``nonpositive_retrieved=True`` to rank every item, as trec_eval and tierank.evaluate
+do). nDCG, hit rate and R-precision rank every item.
 
 Computation stays on the tensors' device, in float64 (float32 on MPS), whatever the dtype of ``preds``;
 the result is float64 for float64 ``preds`` and float32 for every other float dtype (float16 and
-bfloat16 too, as torchmetrics: a half-precision result would round a MAP of 0.4680 to 0.4688). The checks of the data (NaN scores, shapes, targets) run eagerly; ``validate_args=False``
-skips them (under ``torch.compile``).
+bfloat16 too, as torchmetrics: a half-precision result would round a MAP of 0.4680 to 0.4688). The
+checks of the data (NaN scores, shapes, targets) run eagerly; ``validate_args=False`` skips them (under
+``torch.compile``).
 """
 
 from __future__ import annotations
