@@ -59,8 +59,8 @@ def main() -> None:
     model.compile(optimizer=keras.optimizers.Adam(0.01), loss=keras_rs.losses.PairwiseLogisticLoss(),
                   metrics=[keras_rs.metrics.NDCG(k=K, name="kerasrs_ndcg"),
                            tierank.keras.NDCG(k=K, name="tierank_ndcg"),
-                           tierank.keras.NDCG(k=K, ties="pessimistic", name="tierank_low"),
-                           tierank.keras.NDCG(k=K, ties="optimistic", name="tierank_high")])
+                           tierank.keras.NDCG(k=K, ties="lower", name="tierank_low"),
+                           tierank.keras.NDCG(k=K, ties="upper", name="tierank_high")])
     print(f"backend {keras.backend.backend()}; NDCG@{K} on the validation lists after each epoch")
     print("epoch | tied items  | keras-rs NDCG (shuffled ties) | tierank NDCG (exact) | tierank bounds")
     for epoch in range(EPOCHS + 1):

@@ -47,8 +47,8 @@ import tierank  # noqa: E402
 import tierank.keras as tk  # noqa: E402
 from tierank.dense import numpy_ops, random_keys, registry_measure  # noqa: E402
 
-TIES = ("expected", "optimistic", "pessimistic", "input", "random")
-BOUND = {"optimistic": "upper", "pessimistic": "lower"}
+TIES = tk.KERAS_TIES
+BOUND = ("lower", "upper")
 CLASSES = {"NDCG": tk.NDCG, "DCG": tk.DCG, "MeanAveragePrecision": tk.MeanAveragePrecision,
            "MeanReciprocalRank": tk.MeanReciprocalRank, "PrecisionAtK": tk.PrecisionAtK, "RecallAtK": tk.RecallAtK}
 SEED = 3   # the seed of ties="random"
@@ -111,17 +111,18 @@ def core_name(metric: str, k, L: int) -> str:
 
 def reference(metric: str, S, Y, M, k, ties: str) -> np.ndarray:
     """tierank.evaluate_matrix (the numpy core) per row, 0 where undefined: keras-rs's rules for NDCG
-    (exp2 gain) and P (divide by min(k, real items)); optimistic/pessimistic = the bounds; random = input
-    order after sorting the columns by random_keys(SEED)."""
+    (exp2 gain) and P (divide by min(k, real items)); every tie mode the core's (lower / upper also equal
+    to its bounds); random = input order after sorting the columns by random_keys(SEED)."""
     Y = np.where(M, Y, 0.0)
     name = core_name(metric, k, S.shape[1])
     if ties == "random":
         perm = np.argsort(random_keys(numpy_ops, S, SEED), kind="stable")
         S, Y, M, ties = S[:, perm], Y[:, perm], M[:, perm], "input"
+    res = tierank.evaluate_matrix(Y, S, [name], ties=ties, mask=M, bounds=ties in BOUND)
     if ties in BOUND:
-        res = tierank.evaluate_matrix(Y, S, [name], ties="expected", bounds=True, mask=M)
-        return getattr(res, BOUND[ties])[name].to_numpy()
-    return tierank.evaluate_matrix(Y, S, [name], ties=ties, mask=M).per_query[name].to_numpy()
+        R.check(np.array_equal(res.per_query[name].to_numpy(), getattr(res, ties)[name].to_numpy()),
+                f"core {name}: ties={ties!r} is not its bound")
+    return res.per_query[name].to_numpy()
 
 
 # ------------------------------------------------------------------------------------------ sections
@@ -167,6 +168,26 @@ def section_core() -> None:
             R.check(close(got, want, 1e-5), f"{name} ties={ties} with inf and -0.0 scores: {got} != {want}")
     # per-item weights with ties: the mean over every ordering of keras-rs's formulas (numpy, brute force)
     brute_force_item_weights()
+    # half precision (issue 27 item 7): float16 / bfloat16 scores or dtype compute and return float32, equal to
+    # float32 precision to float64 on the same scores (every half value is exact in float64)
+    half = S.astype("float16")
+    for name, cls in CLASSES.items():
+        want = float(cls(k=3, dtype="float64")(Yp, half.astype("float64")))
+        for dtype in (None, "float16", "bfloat16"):
+            m = cls(k=3, dtype=dtype)
+            m.update_state(Yp, half)
+            got = m.result()
+            R.check(keras.backend.standardize_dtype(got.dtype) == "float32", f"{name} dtype={dtype}: result dtype {got.dtype}")
+            R.check(close(float(got), want, 1e-6), f"{name} dtype={dtype}: {float(got)} != float64 {want}")
+    for kind in ("bndcg", "map"):
+        import test_keras_retrieval as tr
+
+        labels, _, mm, dist = tr.lookups(np.random.default_rng(2), Q=6, n=5, tie_free=False)
+        want = tr.value(tr.make(kind, 3, dtype="float64"), labels, mm, dist)
+        got = tr.make(kind, 3, dtype="bfloat16").compute(query_labels=labels, lookup_distances=dist.astype("float16"),
+                                                        match_mask=mm)
+        R.check(keras.backend.standardize_dtype(got.dtype) == "float32" and close(float(got), want, 1e-6),
+                f"retrieval {kind} bfloat16: {got.dtype} {float(got)} != float64 {want}")
     # shuffle_ties spellings
     for flag, ties in ((True, "random"), (False, "input")):
         m = tk.NDCG(shuffle_ties=flag)
@@ -212,6 +233,14 @@ def brute_force_item_weights() -> None:
                 values, _ = CLASSES[name](k=k, dtype="float64").per_list(y[None], s[None], sample_weight=w[None])
                 R.check(close(to_np(values)[0], want, 1e-12),
                         f"{name} k={k} item weights {w} scores {s} labels {y}: {to_np(values)[0]} != brute force {want}")
+        # MAP's arrangements with item weights: the relevant items of each tie first / last, in input order
+        for ties, sign in (("optimistic", -1), ("pessimistic", 1)):
+            p = sorted(range(L), key=lambda i: (-s[i], sign * int(y[i] >= 1), i))
+            want = _kerasrs_formula("MeanAveragePrecision", y[p], w[p], 2)
+            values, _ = tk.MeanAveragePrecision(k=2, ties=ties, dtype="float64").per_list(y[None], s[None],
+                                                                                         sample_weight=w[None])
+            R.check(close(to_np(values)[0], want, 1e-12), f"MAP ties={ties} item weights {w} scores {s} labels {y}: "
+                    f"{to_np(values)[0]} != {want}")
 
 
 def compiled_fn(fn):
@@ -230,11 +259,11 @@ def compiled_fn(fn):
 
 COMPILED_CASES = [(name, k, ties) for name in CLASSES for k, ties in
                   ((None, "expected"), (3, "expected"), (2, "optimistic"), (None, "pessimistic"), (3, "input"),
-                   (3, "random"))]
-if BACKEND == "torch":   # torch.compile (inductor) of the 36 cases takes many minutes: six cases, every metric and tie mode once
+                   (3, "random"), (2, "upper"))]
+if BACKEND == "torch":   # torch.compile (inductor) of the 42 cases takes many minutes: six cases, every metric once
     COMPILED_CASES = [("NDCG", 3, "expected"), ("MeanAveragePrecision", 2, "pessimistic"),
                       ("MeanReciprocalRank", None, "optimistic"), ("PrecisionAtK", 3, "random"),
-                      ("DCG", None, "input"), ("RecallAtK", 2, "expected")]
+                      ("DCG", None, "input"), ("RecallAtK", 2, "upper")]
 
 
 def section_compiled() -> None:
@@ -416,9 +445,10 @@ def section_errors() -> None:
     m = tk.NDCG()
     m.update_state(np.where(np.isnan(nan), -1.0, y), nan)
     R.check(np.isfinite(float(m.result())), "NaN at padding should be ignored")
-    expect_error("MAP per-item weights with bounds",
-                 lambda: tk.MeanAveragePrecision(ties="optimistic").update_state(y, s, sample_weight=np.ones((2, 3))),
-                 "per-item")
+    for ties in BOUND:
+        expect_error(f"MAP per-item weights with ties={ties}",
+                     lambda: tk.MeanAveragePrecision(ties=ties).update_state(y, s, sample_weight=np.ones((2, 3))),
+                     "per-item")
 
 
 def section_retrieval() -> None:
@@ -436,10 +466,8 @@ def section_retrieval() -> None:
                 if v.get("average") == "macro":
                     continue
                 tv = {key: val for key, val in tr.kw_for_tfsim(v).items() if key != "average"}
-                per = np.array([[f(vals) for f in (np.mean, np.max, np.min)] for vals in (
-                    [tr.tfsim_per_query(kind, int(lab), mm[i][list(p)], dist[i][list(p)], k, **tv)
-                     for p in tr.orderings(dist[i])] for i, lab in enumerate(labels))])
-                for j, ties in enumerate(("expected", "optimistic", "pessimistic")):
+                per = tr.brute_force(kind, labels, mm, dist, k, **tv)
+                for j, (ties, _) in enumerate(tr.BRUTE_MODES):
                     got = float(tr.value(tr.make(kind, k, ties=ties, dtype="float32", **v), labels, mm, dist))
                     want = per[:, j].mean()
                     R.check(math.isclose(got, want, rel_tol=1e-5, abs_tol=1e-6),

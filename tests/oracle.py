@@ -599,7 +599,9 @@ class Analysis:
     fixed: dict
 
     def expected_for(self, mode: str) -> float:
-        return self.mean if mode == "expected" else self.fixed[mode]
+        """The value under a tie mode: the mean / min / max over orderings, or a fixed order's value."""
+        over_all = {"expected": self.mean, "lower": self.lo, "upper": self.hi}
+        return over_all[mode] if mode in over_all else self.fixed[mode]
 
 
 FIXED_MODES = ("input", "trec_eval", "optimistic", "pessimistic")
@@ -622,7 +624,7 @@ def is_sum_measure(spec) -> bool:
 # The harness below only *calls* the library's public ``evaluate_matrix`` (passed in as ``tr``) and compares
 # its output with the enumeration above; it knows nothing about how the library computes.
 
-ALL_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
+ALL_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random", "lower", "upper")
 TOL = 1e-9
 
 

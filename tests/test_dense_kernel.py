@@ -3,9 +3,10 @@
 THE test: on random padded batches with heavy ties, graded labels, rows without relevant items, every
 dense measure (enumerated from DENSE_MEASURES, so a new one is tested against its registry measure),
 every cutoff (1, inside a tie, L, beyond L, none), every tie mode, the kernel on numpy and on torch
-(float64 and float32) equals ``tierank.evaluate_matrix`` on the same arrays (masked entries removed):
-"expected" / "input" / "trec_eval" against the same mode, "optimistic" / "pessimistic" against
-``bounds=True``'s upper / lower. Tiny lists are also checked against every ordering (tests/oracle.py).
+(float64 and float32) equals ``tierank.evaluate_matrix`` on the same arrays (masked entries removed) in
+the same mode, and "upper" / "lower" also equal ``bounds=True``'s upper / lower. Tiny lists are also
+checked against every ordering (tests/oracle.py): "upper" / "lower" the max / min over them,
+"optimistic" / "pessimistic" the value of the fixed arrangement (preferred items first / last).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import oracle  # noqa: E402
 torch = pytest.importorskip("torch")
 from tierank.dense import torch_ops  # noqa: E402
 
-FIXED = ("input", "trec_eval")
-BOUND = {"optimistic": "upper", "pessimistic": "lower"}
+FIXED = ("input", "trec_eval", "optimistic", "pessimistic")
+BOUND = ("lower", "upper")
 
 
 def batch(rng: np.random.Generator, B: int = 24, L: int = 7, n_keys: int = 3, grades: int = 3):
@@ -47,10 +48,10 @@ def batch(rng: np.random.Generator, B: int = 24, L: int = 7, n_keys: int = 3, gr
 def reference(S, Y, M, measure: str, k, ties: str, **kw) -> np.ndarray:
     """tierank.evaluate_matrix on the same arrays: per-row values (0 where the measure is undefined)."""
     name = registry_measure(measure, k, S.shape[1])
-    if ties in BOUND:
-        res = tierank.evaluate_matrix(Y, S, [name], ties="expected", bounds=True, mask=M, **kw)
-        return getattr(res, BOUND[ties])[name].to_numpy()
-    return tierank.evaluate_matrix(Y, S, [name], ties=ties, mask=M, **kw).per_query[name].to_numpy()
+    res = tierank.evaluate_matrix(Y, S, [name], ties=ties, mask=M, bounds=ties in BOUND, **kw)
+    if ties in BOUND:   # ties="upper" in the core is bounds=True's upper (one computation)
+        np.testing.assert_array_equal(res.per_query[name].to_numpy(), getattr(res, ties)[name].to_numpy())
+    return res.per_query[name].to_numpy()
 
 
 def cutoffs(measure: str, L: int):
@@ -79,7 +80,7 @@ def test_equals_evaluate_matrix(measure):
     L = S.shape[1]
     inside = 0
     for k in cutoffs(measure, L):
-        for ties in ("expected", "optimistic", "pessimistic") + FIXED:
+        for ties in ("expected",) + BOUND + FIXED:
             want = reference(S, Y, M, measure, k, ties)
             for ops, dtype, rtol in ((numpy_ops, None, 1e-12), (torch_ops(), torch.float64, 1e-12),
                                      (torch_ops(), torch.float32, 1e-5)):
@@ -128,7 +129,7 @@ def test_item_weights_multiply_the_gains():
     S, Y, M = batch(rng)
     W = rng.choice([0.0, 0.5, 1.0, 2.0], size=S.shape)
     for measure in ("dcg", "ndcg"):
-        for ties in ("expected", "optimistic", "pessimistic", "input"):
+        for ties in ("expected", "optimistic", "pessimistic", "input") + BOUND:
             for k in (2, None):
                 want = reference(S, Y * W, M, measure, k, ties)
                 got, _ = dense_values(numpy_ops, S, Y, M, measure=measure, k=k, ties=ties, item_weights=W)
@@ -164,7 +165,7 @@ def test_infinities_and_signed_zero_tie():
     M = np.ones_like(S, dtype=bool)
     for measure in sorted(DENSE_MEASURES):
         for k in cutoffs(measure, 7):
-            for ties in ("expected", "optimistic", "pessimistic", "input"):
+            for ties in ("expected", "optimistic", "pessimistic", "input") + BOUND:
                 want = reference(S, Y, M, measure, k, ties)
                 got, _ = dense_values(numpy_ops, S, Y, M, measure=measure, k=k, ties=ties)
                 assert_close(got, want, 1e-12)
@@ -178,7 +179,8 @@ ORACLE = {m: v for m, v in DENSE_MEASURES.items() if m != "hits"}
 
 @pytest.mark.parametrize("measure", sorted(ORACLE))
 def test_brute_force_over_orderings(measure):
-    """expected / optimistic / pessimistic = mean / max / min over every ordering of tied items."""
+    """expected / upper / lower = mean / max / min over every ordering of tied items; optimistic /
+    pessimistic = the value of the fixed arrangement with the preferred items first / last."""
     rng = np.random.default_rng(100 + sorted(ORACLE).index(measure))
     for _ in range(25):
         n = int(rng.integers(1, 7))
@@ -186,8 +188,9 @@ def test_brute_force_over_orderings(measure):
         grades = rng.integers(0, 3, n).astype(np.float64)
         for k in cutoffs(measure, n):
             spec = registry_measure(measure, k, n)
-            mean, lo, hi = oracle.tie_aware(spec, list(grades), list(keys))
-            for ties, want in (("expected", mean), ("pessimistic", lo), ("optimistic", hi)):
+            a = oracle.analyse(spec, list(grades), list(keys))
+            for ties in ("expected", "lower", "upper", "optimistic", "pessimistic"):
+                want = a.expected_for(ties)
                 got, _ = dense_values(numpy_ops, keys[None], grades[None], np.ones((1, n), bool), measure=measure,
                                       k=k, ties=ties)
                 assert math.isclose(float(got[0]), want, rel_tol=1e-12, abs_tol=1e-12), (spec, ties, keys, grades)
@@ -195,7 +198,7 @@ def test_brute_force_over_orderings(measure):
 
 @settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(data=st.data(), measure=st.sampled_from(sorted(DENSE_MEASURES)),
-       ties=st.sampled_from(("expected", "optimistic", "pessimistic", "input", "trec_eval")))
+       ties=st.sampled_from(("expected", "optimistic", "pessimistic", "input", "trec_eval", "lower", "upper")))
 def test_property_torch_equals_core(data, measure, ties):
     B = data.draw(st.integers(1, 4))
     L = data.draw(st.integers(1, 8))
@@ -273,3 +276,19 @@ def test_order_by_score_default_equals_torch_override():
                 numpy_ops.order_by_score(S, M)):
         assert np.array_equal(np.where(real, got, -1), np.where(real, default, -1))
         assert np.take_along_axis(M, got, axis=1)[real].all() and not np.take_along_axis(M, got, axis=1)[~real].any()
+
+
+def test_optimistic_is_the_arrangement_and_upper_the_maximum():
+    """Issue 27 item 8: relevance [1, 0, 1, 0], scores [3, 2, 1, 1], AP(denom='retrieved')@3. The tie
+    {2, 3} straddles rank 3. Relevant item first (optimistic): top 3 = 1, 0, 1, so AP = (1/1 + 2/3) / 2
+    = 5/6; relevant item last (pessimistic): top 3 = 1, 0, 0, so AP = (1/1) / 1 = 1. The maximum over
+    both orderings is 1, the minimum 5/6. The dense kernel gave the maximum for "optimistic" (1.0) where
+    the core gives the arrangement (5/6)."""
+    S, Y, M = np.array([[3.0, 2.0, 1.0, 1.0]]), np.array([[1.0, 0.0, 1.0, 0.0]]), np.ones((1, 4), bool)
+    hand = {"optimistic": 5 / 6, "pessimistic": 1.0, "upper": 1.0, "lower": 5 / 6}
+    for ties, want in hand.items():
+        assert math.isclose(reference(S, Y, M, "ap_retrieved", 3, ties)[0], want, rel_tol=1e-12)
+        got, _ = dense_values(numpy_ops, S, Y, M, measure="ap_retrieved", k=3, ties=ties)
+        assert math.isclose(float(got[0]), want, rel_tol=1e-12), ties
+        t, _ = run(torch_ops(), S, Y, M, torch.float64, measure="ap_retrieved", k=3, ties=ties)
+        assert math.isclose(float(t[0]), want, rel_tol=1e-12), ties

@@ -154,7 +154,8 @@ def _expected(qrels, run, measures, judged=False, **kw) -> dict:
     return out
 
 
-@pytest.mark.parametrize("ties", ["expected", "trec_eval", "optimistic", "pessimistic", "input", "random"])
+@pytest.mark.parametrize("ties", ["expected", "trec_eval", "optimistic", "pessimistic", "input", "random", "lower",
+                                  "upper"])
 def test_tied_equals_evaluate(ties):
     qrels, run = _data(4, tied=True)
     measures = PYTREC + [ERR@10, nDCG(dcg="exp-log2")@10, RBP(rel=1)]

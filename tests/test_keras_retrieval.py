@@ -4,7 +4,8 @@ brute force over every order of tied lookups.
 
 TF Similarity reads the columns in the order given; so on tie-free distances (columns sorted by
 distance) and with ties="input" the values must equal its formulas, and with ties the expected value /
-bounds must be the mean / max / min of its formula over every order of the tied lookups.
+bounds ("upper" / "lower") must be the mean / max / min of its formula over every order of the tied
+lookups, "optimistic" / "pessimistic" its value with each tie's matches first / last.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 
 pytest.importorskip("keras")
 import tierank  # noqa: E402
+import tierank.keras  # noqa: E402
 from tierank.keras.retrieval import BNDCG, MapAtK, PrecisionAtK, RecallAtK  # noqa: E402
 
 
@@ -106,7 +108,7 @@ def test_tie_free_equals_tf_similarity(kind):
     for k in (1, 3, 6):
         for v in variants(kind):
             want = tfsim(kind, labels, mm, dist, k, **kw_for_tfsim(v))
-            for ties in ("expected", "optimistic", "pessimistic", "input", "random"):
+            for ties in tierank.keras.KERAS_TIES:
                 got = value(make(kind, k, ties=ties, **v), labels, mm, dist)
                 assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12), (kind, k, v, ties)
 
@@ -130,10 +132,38 @@ def orderings(dist):
             if all(dist[p[i]] <= dist[p[i + 1]] for i in range(len(p) - 1))]
 
 
+def arrangement(dist, mm, matches_first: bool) -> list:
+    """The lookups by distance, each tie's matches first (or last), then by column."""
+    sign = -1 if matches_first else 1
+    return sorted(range(len(dist)), key=lambda j: (dist[j], sign * int(mm[j]), j))
+
+
+#: the tie modes checked by brute force: (mode, the per-query value from the formula's values over every
+#: order of the ties and the values of the two arrangements)
+BRUTE_MODES = (("expected", lambda vals, best, worst: np.mean(vals)),
+               ("upper", lambda vals, best, worst: np.max(vals)),
+               ("lower", lambda vals, best, worst: np.min(vals)),
+               ("optimistic", lambda vals, best, worst: best),
+               ("pessimistic", lambda vals, best, worst: worst))
+
+
+def brute_force(kind, labels, mm, dist, k, **tv) -> np.ndarray:
+    """Per query and per mode of BRUTE_MODES, TF Similarity's formula over the orders of the tied lookups."""
+    per = []
+    for i, lab in enumerate(labels):
+        def f(p):
+            return tfsim_per_query(kind, int(lab), mm[i][list(p)], dist[i][list(p)], k, **tv)
+        vals = [f(p) for p in orderings(dist[i])]
+        best, worst = f(arrangement(dist[i], mm[i], True)), f(arrangement(dist[i], mm[i], False))
+        per.append([g(vals, best, worst) for _, g in BRUTE_MODES])
+    return np.array(per)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_brute_force_over_tie_orders(kind):
-    """expected / optimistic / pessimistic = mean / max / min of TF Similarity's formula over every order of
-    the tied lookups (per query; the micro average of per-query bounds is the bound of the average)."""
+    """expected / upper / lower = mean / max / min of TF Similarity's formula over every order of the tied
+    lookups (per query; the micro average of per-query bounds is the bound of the average); optimistic /
+    pessimistic = its value with each tie's matches first / last."""
     rng = np.random.default_rng(20 + KINDS.index(kind))
     for _ in range(2):
         labels, _, mm, dist = lookups(rng, Q=8, n=int(rng.integers(3, 7)), tie_free=False)
@@ -143,13 +173,8 @@ def test_brute_force_over_tie_orders(kind):
                 if v.get("average") == "macro":
                     continue
                 tv = {key: val for key, val in kw_for_tfsim(v).items() if key != "average"}
-                per = []
-                for i, lab in enumerate(labels):
-                    vals = [tfsim_per_query(kind, int(lab), mm[i][list(p)], dist[i][list(p)], k, **tv)
-                            for p in orderings(dist[i])]
-                    per.append((np.mean(vals), np.max(vals), np.min(vals)))
-                per = np.array(per)
-                for j, ties in enumerate(("expected", "optimistic", "pessimistic")):
+                per = brute_force(kind, labels, mm, dist, k, **tv)
+                for j, (ties, _) in enumerate(BRUTE_MODES):
                     got = value(make(kind, k, ties=ties, **v), labels, mm, dist)
                     assert math.isclose(got, per[:, j].mean(), rel_tol=1e-12, abs_tol=1e-12), (kind, k, v, ties)
 
@@ -174,8 +199,10 @@ def test_hand_computed_bndcg_tie_at_the_cut():
     lab = np.array([0])
     want = 2 / 3 / math.log2(3)
     assert math.isclose(value(BNDCG(k=2, dtype="float64"), lab, m, d), want, rel_tol=1e-12)
-    assert math.isclose(value(BNDCG(k=2, ties="optimistic", dtype="float64"), lab, m, d), 1 / math.log2(3), rel_tol=1e-12)
-    assert value(BNDCG(k=2, ties="pessimistic"), lab, m, d) == 0.0
+    for ties in ("optimistic", "upper"):   # a match in the one slot (the arrangement is the maximum here)
+        assert math.isclose(value(BNDCG(k=2, ties=ties, dtype="float64"), lab, m, d), 1 / math.log2(3), rel_tol=1e-12)
+    for ties in ("pessimistic", "lower"):
+        assert value(BNDCG(k=2, ties=ties), lab, m, d) == 0.0
     # a threshold of 0.15 makes the tied matches misses
     assert value(BNDCG(k=2, distance_threshold=0.15), lab, m, d) == 0.0
 

@@ -155,9 +155,10 @@ def padded(preds, target, indexes):
 
 
 @pytest.mark.parametrize("name", CLASSES)
-@pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "input", "trec_eval"])
+@pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic", "input", "trec_eval", "lower", "upper"])
 def test_class_per_query_equals_evaluate_matrix(name, ties):
-    """Per-query values with heavy ties = tierank.evaluate_matrix on the padded matrix (every item ranked)."""
+    """Per-query values with heavy ties = tierank.evaluate_matrix on the padded matrix (every item ranked)
+    in the same tie mode, for the class and the function; "lower" / "upper" are also the core's bounds."""
     preds, target, indexes = flat_data(40, n=600, queries=50, graded=name == "RetrievalNormalizedDCG", ties=True)
     preds = preds.double()
     S, Y, M = padded(preds, target, indexes)
@@ -168,13 +169,33 @@ def test_class_per_query_equals_evaluate_matrix(name, ties):
         metric.update(preds, target, indexes)
         got = metric.compute().numpy()
         spec = REGISTRY[name].format(k=k)
-        if ties in ("optimistic", "pessimistic"):
-            res = tierank.evaluate_matrix(Y, S, [spec], ties="expected", bounds=True, mask=M)
-            want = (res.upper if ties == "optimistic" else res.lower)[spec].to_numpy()
-        else:
-            want = tierank.evaluate_matrix(Y, S, [spec], ties=ties, mask=M).per_query[spec].to_numpy()
+        res = tierank.evaluate_matrix(Y, S, [spec], ties=ties, mask=M, bounds=True)
+        want = res.per_query[spec].to_numpy()
+        if ties in ("lower", "upper"):
+            np.testing.assert_array_equal(want, getattr(res, ties)[spec].to_numpy())
         want = np.where((Y > 0).any(axis=1), want, 0.0)   # empty_target_action="neg"
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        rows = getattr(tt, FUNCTIONS[name])(torch.tensor(S), torch.tensor(Y).long(), mask=torch.tensor(M),
+                                            reduction="none", ties=ties, **kw,
+                                            **({"nonpositive_retrieved": True} if name in POSITIVE_ONLY else {}))
+        np.testing.assert_allclose(rows.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_optimistic_map_is_the_core_arrangement():
+    """Issue 27 item 8: RetrievalMAP(top_k=3, ties="optimistic") gave the exact maximum where the core's
+    AP(denom='retrieved')@3 with ties="optimistic" gives the arrangement with relevant items first.
+    Scores [3, 2, 1, 1], relevance [1, 0, 1, 0]: relevant first, the top 3 holds both relevant items:
+    (1/1 + 2/3) / 2 = 5/6; relevant last, only the first: 1/1 = 1 (the maximum, "upper")."""
+    preds, target = torch.tensor([3.0, 2.0, 1.0, 1.0]), torch.tensor([1, 0, 1, 0])
+    hand = {"optimistic": 5 / 6, "pessimistic": 1.0, "upper": 1.0, "lower": 5 / 6}
+    for ties, want in hand.items():
+        core = tierank.evaluate_matrix([target.tolist()], [preds.tolist()], ["AP(denom='retrieved')@3"],
+                                       ties=ties).mean["AP(denom='retrieved')@3"]
+        assert core == pytest.approx(want, rel=1e-12)
+        metric = tt.RetrievalMAP(top_k=3, ties=ties)
+        metric.update(preds, target, torch.zeros(4, dtype=torch.long))
+        assert metric.compute().item() == pytest.approx(want, rel=1e-6), ties
+        assert tt.retrieval_average_precision(preds, target, top_k=3, ties=ties).item() == pytest.approx(want, rel=1e-6)
 
 
 def test_tied_scores_hand_computed():
@@ -292,18 +313,18 @@ def test_ignore_index_values_are_not_checked_as_targets():
 @given(n=st.integers(1, 40), n_q=st.integers(1, 6), k=st.one_of(st.none(), st.integers(1, 8)),
        name=st.sampled_from(CLASSES), seed=st.integers(0, 2**16))
 def test_property_bounds_bracket_expected_and_orders(n, n_q, k, name, seed):
-    """Per query: pessimistic <= expected <= optimistic, and every fixed order lies in between."""
+    """Per query: lower <= expected <= upper, and every fixed order lies in between."""
     g = torch.Generator().manual_seed(seed)
     preds = torch.randint(-1, 3, (n,), generator=g).float()
     target = torch.randint(0, 2, (n,), generator=g)
     indexes = torch.randint(0, n_q, (n,), generator=g)
     kw = {} if name == "RetrievalRPrecision" or k is None else {"top_k": k}
     vals = {}
-    for ties in ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random"):
+    for ties in tierank.TIE_MODES:
         m = getattr(tt, name)(aggregation=per_query, ties=ties, **kw)
         m.update(preds, target, indexes)
         vals[ties] = m.compute().double()
-    lo, hi = vals["pessimistic"] - 1e-6, vals["optimistic"] + 1e-6
+    lo, hi = vals["lower"] - 1e-6, vals["upper"] + 1e-6
     for ties, v in vals.items():
         assert bool(((lo <= v) & (v <= hi)).all()), (ties, vals)
 
@@ -314,7 +335,7 @@ def compiled():
     def every_metric(S, Y, M):
         out = []
         for name, fn in FUNCTIONS.items():
-            for ties in ("expected", "optimistic", "pessimistic"):
+            for ties in ("expected", "optimistic", "lower", "upper"):
                 kw = {} if name == "RetrievalRPrecision" else {"top_k": 3}
                 out.append(getattr(tt, fn)(S, Y, mask=M, ties=ties, reduction="none", validate_args=False, **kw))
         return torch.stack(out)
@@ -336,3 +357,27 @@ def test_torch_compile_equals_eager_and_core(compiled):
     core = tierank.evaluate_matrix(Y, S, ["nDCG@3"], mask=M).per_query["nDCG@3"].to_numpy()
     np.testing.assert_allclose(got[0].numpy(), np.where((Y > 0).any(axis=1) & M.any(axis=1), core, 0.0),
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32, torch.float64])
+def test_result_dtype_and_precision(dtype):
+    """Issue 27 item 7: bf16 / fp16 scores gave the result in their dtype (MAP 0.4688 for 0.4680). Now
+    float32 (float64 for float64 scores), equal to float32 precision to the float64 computation on the
+    same (rounded) scores, for the classes and the functions."""
+    preds, target, indexes = flat_data(31, n=400, queries=30)
+    preds = preds.to(dtype)
+    want_dtype = torch.float64 if dtype == torch.float64 else torch.float32
+    exact = preds.double()   # the same scores (every half / bf16 value is a float64)
+    for name in CLASSES:
+        ours, ref = getattr(tt, name)(), getattr(tt, name)()
+        ours.update(preds, target, indexes)
+        ref.update(exact, target, indexes)
+        got, want = ours.compute(), ref.compute()
+        assert got.dtype == want_dtype, (name, got.dtype)
+        assert want.dtype == torch.float64
+        assert got.item() == pytest.approx(want.item(), rel=1e-6, abs=1e-7), name
+        fn = getattr(tt, FUNCTIONS[name])
+        rows = fn(preds.reshape(20, 20), target.reshape(20, 20), reduction="none")
+        rows64 = fn(exact.reshape(20, 20), target.reshape(20, 20), reduction="none")
+        assert rows.dtype == want_dtype and fn(preds[:20], target[:20]).dtype == want_dtype
+        torch.testing.assert_close(rows.double(), rows64, rtol=1e-6, atol=1e-7)

@@ -54,9 +54,14 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         apart from judged non-relevant ones (``Bpref``, ``Judged``, ``judged_only=``).
     measures : str or list of str
         Measure strings such as ``"nDCG@10"``, ``"AP"``, ``"P(rel=2)@5"``, ``"ndcg_cut.10"``.
-    ties : {"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}, default="expected"
-        How tied documents are ordered; ``"expected"`` is the exact mean over all orderings,
-        ``"trec_eval"`` breaks ties by document id, descending, as trec_eval does.
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "trec_eval", "random"}, \
+default="expected"
+        How tied documents count. Over all their orderings: ``"expected"`` the exact mean, ``"lower"`` /
+        ``"upper"`` the exact minimum / maximum (the ``bounds``). One fixed order inside every tie:
+        ``"optimistic"`` / ``"pessimistic"`` the measure's preferred documents (relevant, higher gain)
+        first / last, ``"input"`` the input order, ``"trec_eval"`` document id descending, as trec_eval
+        does, ``"random"`` a seeded order. The fixed arrangements are usually the extremes, but not
+        always: ``AP(denom='retrieved')@k`` can be higher with a relevant document left out of the top k.
     bounds : bool, default=False
         Also return the exact minimum and maximum over all orderings of tied documents.
     missing : {"skip", "zero"}, default="skip"
@@ -330,8 +335,10 @@ def evaluate_matrix(relevance: Any, scores: Any = None, measures: str | Iterable
         InputError (the keys go by name: ``evaluate_matrix(relevance, distances=D, measures=[...])``).
     distances : array-like, same shape, optional (keyword only)
         Lower is better (e.g. Hamming distances).
-    ties : {"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}, default="expected"
-        ``"input"`` breaks ties by column index ascending, ``"trec_eval"`` by column index descending.
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "trec_eval", "random"}, \
+default="expected"
+        As :func:`evaluate`; ``"input"`` breaks ties by column index ascending, ``"trec_eval"`` by column
+        index descending.
     bounds : bool, default=False
         Also return the exact minimum and maximum over all orderings of tied items.
     mask : array-like of bool, same shape, optional
@@ -375,6 +382,12 @@ def evaluate_matrix(relevance: Any, scores: Any = None, measures: str | Iterable
     (0.9167, 0.75)
     >>> float(res.lower.loc[0, "AP"]), float(res.upper.loc[0, "AP"])
     (0.8333333333333333, 1.0)
+
+    ``"upper"`` is the exact maximum; ``"optimistic"``, the relevant items first, is not always one:
+
+    >>> [tierank.evaluate_matrix([[1, 0, 1, 0]], [[3, 2, 1, 1]], ["AP(denom='retrieved')@3"], ties=t).mean
+    ...  ["AP(denom='retrieved')@3"] for t in ("optimistic", "pessimistic", "upper", "lower")]
+    [0.8333333333333333, 1.0, 1.0, 0.8333333333333333]
     """
     check_mode(ties)
     seed = _check_seed(seed)

@@ -47,9 +47,8 @@ from .measures._no_relevant import check_no_relevant
 from .results import Results
 from .ties.groups import TieStats
 from .evaluation import check_tie_cost_budget, evaluate_lists, evaluate_stats
-from .ties.policy import TieOrderings, check_mode
+from .ties.policy import BOUND_MODES, FIXED_ORDER_MODES, ORDER_FREE_MODES, TieOrderings, check_mode
 
-_ORDER_FREE = ("expected", "optimistic", "pessimistic")
 
 __all__ = ["evaluate_matrix_blocked", "rank_rows", "run_rows", "topk_plan", "block_rows", "DEFAULT_MEMORY",
            "check_trec_eval_version", "TREC_EVAL_VERSIONS"]
@@ -120,10 +119,10 @@ def block_rows(n_cols: int, *, topk: bool, ties: str = "expected", bounds: bool 
         raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
     if topk:
         per_entry = _BYTES_TOPK
-    elif ties in ("input", "trec_eval", "random"):
+    elif ties in FIXED_ORDER_MODES:
         per_entry = _BYTES_FIXED
-    else:
-        per_entry = _BYTES_BOUNDS if bounds else _BYTES_EXPECTED
+    else:   # ties="lower" / "upper" compute the bounds
+        per_entry = _BYTES_BOUNDS if bounds or ties in BOUND_MODES else _BYTES_EXPECTED
     return max(1, int(memory) // max(1, n_cols * per_entry))
 
 
@@ -455,7 +454,7 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
         v = None if valid_all is None else valid_all[r0:r1]
         _check_block(g, k, keyname, v, r0)
         kf = keys_higher_better(k, keyname, lower_is_better, v, r0, as_float32=as_float32)
-        counted = histogram_rows(grades[r0:r1], kf, v) if ties in _ORDER_FREE else None
+        counted = histogram_rows(grades[r0:r1], kf, v) if ties in ORDER_FREE_MODES else None
         if counted is not None:   # integer keys and grades of small range: count, no sort
             stats, keep = counted
             lab = np.arange(r0, r1)[keep]

@@ -22,10 +22,11 @@ from typing import Any, Iterator, Sequence
 import click
 
 from .errors import InputError, TierankError, spelled_as
+from .ties.policy import TIE_MODES
 
 __all__ = ["main"]
 
-TIE_CHOICES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
+TIE_CHOICES = TIE_MODES
 FORMAT_CHOICES = ("table", "trec", "json", "csv", "markdown", "latex")
 TEST_CHOICES = ("t", "permutation", "bootstrap")
 
@@ -397,8 +398,10 @@ def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
 @_common
 @click.option("-q", "--per-query", is_flag=True, help="Also print one row per query (trec_eval -q).")
 @click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
-              help="How tied documents are ordered: expected = exact mean over all orderings; trec_eval = "
-                   "document id descending, as trec_eval does.")
+              help="How tied documents count: expected / lower / upper = exact mean / minimum / maximum over "
+                   "all their orderings; optimistic / pessimistic = relevant (higher gain) documents first / "
+                   "last; trec_eval = document id descending, as trec_eval does; input = input order; random = "
+                   "a seeded order.")
 @click.option("--bounds", is_flag=True, help="Also print the minimum and maximum over all tie orderings.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ties random and of the "
               "randomised tests.")
@@ -665,7 +668,8 @@ class _ReportCommand(_GreedyMeasures):
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="The HTML file to write ('-': stdout).")
 @click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
-              help="How tied documents are ordered in the tables of means (their exact range is always shown).")
+              help="How tied documents count in the tables of means, as in `tierank eval` (their exact "
+                   "range is always shown).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ties random and of the "
               "randomised tests.")
 @click.option("--test", "test", type=click.Choice(TEST_CHOICES), default="t", show_default=True,

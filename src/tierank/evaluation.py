@@ -2,9 +2,9 @@
 which knows no measure) and :mod:`tierank.measures` (kernels, which know no tie mode).
 
 For each measure the kernel runs on the tie statistics of the chosen mode (``expected``: ties kept
-whole; a fixed mode: ties split into singletons in that mode's order); with bounds, also on the
-measure's best and worst orderings (its ``preference`` first / last inside every tie, or the family's
-``exact_bounds`` where those are not the extremes).
+whole; a fixed mode: ties split into singletons in that mode's order); with bounds, and for
+``ties="lower"`` / ``"upper"``, also on the measure's best and worst orderings (its ``preference`` first
+/ last inside every tie, or the family's ``exact_bounds`` where those are not the extremes).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .errors import InputError, param_text
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .measures._spec import Measure, QueryError
 from .ties.groups import TieStats
-from .ties.policy import Preference, TieOrderings, check_mode
+from .ties.policy import BOUND_MODES, Preference, TieOrderings, check_mode
 
 __all__ = ["evaluate_stats", "evaluate_lists", "preference_of", "check_tie_cost_budget", "check_tie_costs",
            "DEFAULT_TIE_COST_BUDGET"]
@@ -176,21 +176,38 @@ def _apply(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, ties:
     """The measure's values under the tie mode, and its bounds, into ``values``, ``lower``, ``upper``."""
     pref = preference_of(m)
     if m.family.text:   # a string per query (RelString): no range, its bounds are itself
-        values[m] = kernel(orderings.for_mode(ties, pref), m)
+        # lower / upper: no order of a string is its extreme; the ties shown whole, as under "expected"
+        stats = orderings.expected if ties in BOUND_MODES else orderings.for_mode(ties, pref)
+        values[m] = kernel(stats, m)
         if bounds:
             lower[m] = upper[m] = values[m]
         return
+    if ties in BOUND_MODES:   # ties="lower" / "upper" are the bounds themselves
+        lo, hi = _extremes(kernel, orderings, m, pref)
+        values[m] = lo if ties == "lower" else hi
+        if bounds:
+            lower[m], upper[m] = lo, hi
+        return
     values[m] = _into_range(m, kernel(orderings.for_mode(ties, pref), m))
     if bounds:
-        worst, best = orderings.extreme(pref, False), orderings.extreme(pref, True)
-        lo, hi = _into_range(m, kernel(worst, m)), _into_range(m, kernel(best, m))
-        if m.family.exact_bounds is not None:
-            lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
+        lo, hi = _extremes(kernel, orderings, m, pref)
         # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
         v = values[m]
         slack = 1e-12 * (1.0 + np.abs(v))
         lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
         upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
+
+
+def _extremes(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, pref: Preference
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The exact (minimum, maximum) of a numeric measure over all orderings of tied items: its values on
+    the preference's worst and best orderings, or the family's ``exact_bounds`` where those are not the
+    extremes. The one place of ``bounds=True`` and ``ties="lower"`` / ``"upper"``."""
+    worst, best = orderings.extreme(pref, False), orderings.extreme(pref, True)
+    lo, hi = _into_range(m, kernel(worst, m)), _into_range(m, kernel(best, m))
+    if m.family.exact_bounds is not None:
+        lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
+    return lo, hi
 
 
 class _BatchedKernels:

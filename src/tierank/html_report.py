@@ -367,8 +367,10 @@ def _header(title: str, runs: list[_Run], ties: str) -> str:
 
 
 _TIES_TEXT = {"expected": "at the exact mean over all their orderings",
-              "optimistic": "in their best order (relevant first)",
-              "pessimistic": "in their worst order (relevant last)",
+              "lower": "at the exact minimum over all their orderings",
+              "upper": "at the exact maximum over all their orderings",
+              "optimistic": "with relevant documents first",
+              "pessimistic": "with relevant documents last",
               "input": "in the order of the input", "trec_eval": "in trec_eval's order (document id descending)",
               "random": "in a seeded random order"}
 

@@ -7,8 +7,10 @@ qrels and runs in any form ir-measures accepts (dicts of dicts, iterables of ``Q
 namedtuples, pandas DataFrames); ``iter_calc``, ``calc_aggregate``, ``calc`` and ``evaluator`` answer
 as any ir-measures provider does, with ``ir_measures.Metric(query_id, measure, value)`` objects, but
 the values are exact when scores tie (``ties="expected"``: the mean over all orderings of the tied
-documents), or the exact bounds (``"lower"``, ``"upper"``), or a classic tie-break (``"trec_eval"``,
-``"optimistic"``, ``"pessimistic"``, ``"input"``, ``"random"``).
+documents), or the exact bounds (``"lower"``, ``"upper"``: the minimum / maximum over them), or one
+fixed order inside every tie (``"trec_eval"``, ``"optimistic"`` / ``"pessimistic"``: relevant documents
+first / last, ``"input"``, ``"random"``): the tie modes of :func:`tierank.evaluate`, with the same
+meaning.
 
 :func:`install` makes it the first provider of ``ir_measures.DefaultPipeline``, so that
 ``ir_measures.calc_aggregate``, ``ir_measures.iter_calc``, ``ir_measures.evaluator`` (and what calls
@@ -69,8 +71,8 @@ from .ties.policy import TIE_MODES
 __all__ = ["TierankProvider", "TierankEvaluator", "TIES", "install", "uninstall", "installed",
            "to_tierank"]
 
-#: The ``ties=`` choices: tierank's tie modes, plus the exact bounds over all orderings of tied documents
-TIES = TIE_MODES + ("lower", "upper")
+#: The ``ties=`` choices: tierank's tie modes (:data:`tierank.TIE_MODES`), with the same meaning
+TIES = TIE_MODES
 
 # ir-measures measures whose meaning tierank gives (checked against their default provider)
 _NAMES = frozenset({"P", "RR", "Rprec", "AP", "nDCG", "R", "Success", "Bpref", "infAP", "IPrec", "SetP",
@@ -149,7 +151,9 @@ class TierankProvider(_providers.Provider):
 default="expected"
         ``"expected"``: the exact mean over all orderings of tied documents; ``"lower"`` / ``"upper"``:
         the exact minimum / maximum over them; ``"trec_eval"``: ties broken by document id, descending,
-        as trec_eval (pytrec_eval) does; the others as in :func:`tierank.evaluate`.
+        as trec_eval (pytrec_eval) does; ``"optimistic"`` / ``"pessimistic"``: relevant documents first /
+        last inside every tie (a fixed order, not always the maximum / minimum); the others as in
+        :func:`tierank.evaluate`.
     seed : int, default=0
         Seed of ``ties="random"``.
     trec_eval_version : {9, 10}, default=9
@@ -305,13 +309,10 @@ class TierankEvaluator(_providers.Evaluator):
             if not texts:
                 continue
             these = qrels.assign(relevance=qrels["relevance"].clip(lower=0)) if judged_grades else qrels
-            res = evaluate(these, run, list(texts), ties="expected" if mode in ("lower", "upper") else mode,
-                           bounds=mode in ("lower", "upper"), seed=p.seed, trec_eval_version=p.trec_eval_version,
+            res = evaluate(these, run, list(texts), ties=mode, seed=p.seed, trec_eval_version=p.trec_eval_version,
                            missing="skip", no_relevant="zero")
-            frame = {"lower": res.lower, "upper": res.upper}.get(mode, res.per_query)
-            assert frame is not None
             for text, ms in texts.items():
-                col = frame[text]
+                col = res.per_query[text]
                 for qid, value in zip(col.index, col.to_numpy(dtype=np.float64)):
                     if math.isnan(value):
                         continue

@@ -97,9 +97,10 @@ class Results:
     def summary(self) -> pd.DataFrame:
         """A table with one row per measure: the aggregate, and with bounds its lower and upper value."""
         table = pd.DataFrame({self.ties: pd.Series(self.mean)})
-        if self.lower is not None:
+        if self.lower is not None:   # ties="lower" / "upper": the values are that bound's column
             table["lower"] = pd.Series(self.mean_lower)
             table["upper"] = pd.Series(self.mean_upper)
+            table = table[["lower", "upper"]] if self.ties in ("lower", "upper") else table
         table.index.name = "measure"
         return table
 

@@ -8,9 +8,9 @@ Tie-aware: dropping documents from a tie leaves a tie of the others, and a unifo
 tie restricted to some of its items is a uniformly random ordering of those, so ``-J`` is exact in every
 tie mode. ``-M N`` keeps a set of documents that depends on the order of a tie only when the tie straddles
 rank N; then the fixed modes (``input``, ``trec_eval``, ``random``) keep the first N in their order, and
-the modes over all orderings (``expected``, ``optimistic``, ``pessimistic``, bounds) raise an
-:class:`~tierank.errors.InputError` naming the query and the tie: the documents evaluated would depend on
-a tie-break those modes do not make.
+the other modes (``expected``, ``lower``, ``upper`` and bounds, over all orderings; ``optimistic`` /
+``pessimistic``, whose order depends on the measure) raise an :class:`~tierank.errors.InputError` naming
+the query and the tie: the documents evaluated would depend on a tie-break those modes do not make.
 """
 
 from __future__ import annotations

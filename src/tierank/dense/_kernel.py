@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from ..ties.policy import BOUND_MODES, TIE_MODES
 from ._ops import Ops
 
 __all__ = ["dense_values", "DENSE_MEASURES", "DENSE_TIES", "registry_measure", "random_keys"]
@@ -34,7 +35,8 @@ DENSE_MEASURES: dict[str, tuple[str, bool]] = {
     "r_precision": ("Rprec", True),
     "hits": ("Hits", False),
 }
-DENSE_TIES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
+#: the tie modes of the dense kernel: every mode of the core, with the same meaning
+DENSE_TIES = TIE_MODES
 _NO_CUTOFF = ("r_precision",)
 _GAIN_MEASURES = ("dcg", "ndcg")
 _HASH_PRIME = 65537   # the random tie-break works modulo this prime: small products, int32-safe
@@ -82,9 +84,11 @@ def random_keys(ops: Ops, like: Any, seed: int) -> Any:
 def _sort_order(ops: Ops, scores: Any, mask: Any, ties: str, preference: Any, seed: int) -> Any:
     """Per row, the indices of the items by (real before padding, score descending, tie-break key)."""
     pos = ops.arange(scores.shape[-1], scores) + ops.to_int(mask) * 0   # (B, L) column indices
-    if ties == "optimistic":
+    # "upper" / "lower" start from the preference's best / worst arrangement (the extreme of every
+    # measure but AP over the retrieved relevant items, which _ap_retrieved_bound maximises on top of it)
+    if ties in ("optimistic", "upper"):
         order = ops.argsort(-preference)
-    elif ties == "pessimistic":
+    elif ties in ("pessimistic", "lower"):
         order = ops.argsort(preference)
     elif ties == "trec_eval":
         order = ops.argsort(-pos)
@@ -162,10 +166,12 @@ def dense_values(ops: Ops, scores: Any, labels: Any, mask: Any, *, measure: str,
     k : int, optional
         The cutoff (None: the whole list). A k beyond the list keeps the whole list (precision still
         divides by k).
-    ties : {"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}
-        "expected": the exact mean over all orderings of tied items; "optimistic" / "pessimistic": the
-        exact maximum / minimum over them; "input" / "trec_eval": ties by column ascending / descending;
-        "random": by :func:`random_keys` of ``seed``.
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "trec_eval", "random"}
+        As in :func:`tierank.evaluate_matrix`. Over all orderings of tied items: "expected" the exact
+        mean, "lower" / "upper" the exact minimum / maximum. One fixed order inside every tie:
+        "optimistic" / "pessimistic" the preferred items (relevant; DCG, nDCG: higher gain) first / last,
+        "input" / "trec_eval" by column ascending / descending, "random" by :func:`random_keys` of
+        ``seed``.
     gain_fn : callable, optional
         DCG and nDCG: ``gain_fn(labels)`` -> gains >= 0 (default: the label itself, tierank's linear gain).
     discount_fn : callable, optional
@@ -332,8 +338,8 @@ def _ap_retrieved(ops: Ops, rows: _Rows, b: Any, k_eff: Any, ties: str) -> Any:
     lo, hi = ops.maximum(m - (n - r), 0.0), ops.minimum(m, r)
     feasible = ops.logical_and(x >= lo, x <= hi)
     den = R_before + x
-    if ties in ("optimistic", "pessimistic"):
-        return _ap_retrieved_bound(ops, S, t, m, R_before, x, feasible, den, ties == "optimistic")
+    if ties in BOUND_MODES:
+        return _ap_retrieved_bound(ops, S, t, m, R_before, x, feasible, den, ties == "upper")
     if ties != "expected":   # a fixed order: the relevant items in the top k are known
         top = _top(ops, rows, k_eff)
         return _safe_div(ops, ops.sum(ops.where(top, _ap_terms(ops, rows, b), 0.0)), ops.sum(ops.where(top, b, 0.0)))
@@ -360,8 +366,9 @@ def _hypergeometric_pmf(ops: Ops, n: Any, r: Any, m: Any, x: Any, lo: Any, hi: A
 
 def _ap_retrieved_bound(ops: Ops, S: Any, t: Any, m: Any, R_before: Any, x: Any, feasible: Any, den: Any,
                         best: bool) -> Any:
-    """Exact max (min) over the feasible x: the ties above optimistic (pessimistic, already in S), the x
-    relevant items of the cut tie in its first (last) x slots (docs/maths.md, "Bounds")."""
+    """Exact max (min) over the feasible x: the ties above in the preference's best (worst) order,
+    already in S, the x relevant items of the cut tie in its first (last) x slots (docs/maths.md,
+    "Bounds")."""
     ell = x      # l = 1..x along the axis; index 0 is the empty sum
     if best:     # Σ_{l<=x} (R_before + l) / (t + l)
         part = ops.cumsum(ops.where(ell >= 1.0, (R_before + ell) / ops.maximum(t + ell, 1.0), 0.0))

@@ -1,6 +1,7 @@
 """evaluate_codes: binary codes + labels -> tie-aware measures, block by block, without a sort.
 
-For ``ties`` in ``expected`` / ``optimistic`` / ``pessimistic`` (and every bound) the tie statistics come
+For ``ties`` in ``expected`` / ``lower`` / ``upper`` / ``optimistic`` / ``pessimistic`` (and every bound)
+the tie statistics come
 straight from per-query histograms of (Hamming distance, grade) (:mod:`tierank.hashing.histogram`). The
 fixed orders ``input`` (database index), ``trec_eval`` (database index descending) and ``random`` need
 an order of the items: there the distances of a block of queries are sorted like
@@ -21,7 +22,7 @@ from ..measures import Measure, parse_measures
 from ..measures._no_relevant import check_no_relevant
 from ..results import Results, aggregate
 from ..evaluation import check_tie_cost_budget, evaluate_stats
-from ..ties.policy import TieOrderings, check_mode
+from ..ties.policy import FIXED_ORDER_MODES, TieOrderings, check_mode
 from .codes import check_pair
 from .._progress import ProgressBar
 from .distance import block_distances
@@ -30,7 +31,6 @@ from .labels import make_grader
 
 __all__ = ["evaluate_codes", "CodeResults"]
 
-_SORTED_MODES = ("input", "trec_eval", "random")
 
 
 @dataclass(repr=False, eq=False)   # Results.__eq__ compares the frames
@@ -112,9 +112,11 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
         Codes are packed words along the last axis.
     bits : int, optional
         Code length of packed codes whose last word is partial (padding bits must be 0).
-    ties : {"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}, default="expected"
-        ``input`` breaks ties by database index ascending, ``trec_eval`` descending, ``random`` by a seeded
-        hash; these three sort the distances of each block of queries, the others sort nothing.
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "trec_eval", "random"}, \
+default="expected"
+        As :func:`tierank.evaluate`. ``input`` breaks ties by database index ascending, ``trec_eval``
+        descending, ``random`` by a seeded hash; these three sort the distances of each block of queries,
+        the others sort nothing.
     bounds : bool, default=False
         Also return the exact minimum and maximum over all orderings of tied items.
     average : {"micro", "macro"}, default="micro"
@@ -193,7 +195,7 @@ def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db
     lo_parts: dict[Measure, list] = {m: [] for m in mlist}
     hi_parts: dict[Measure, list] = {m: [] for m in mlist}
     bar = ProgressBar(progress, n_q, "queries", "query")
-    if ties in _SORTED_MODES:
+    if ties in FIXED_ORDER_MODES:
         plan = topk_plan(mlist)
         if plan is not None and plan[0] >= n_db and plan[1] is None:
             plan = None

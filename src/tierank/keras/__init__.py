@@ -2,9 +2,11 @@
 
 Drop-in replacements for keras-rs's metrics (same arguments, inputs, masks and sample-weight rules),
 except that tied scores are handled exactly: ``ties="expected"`` (the default) is the mean over all
-orderings of the tied items, ``"optimistic"`` / ``"pessimistic"`` the exact bounds, ``"input"`` the
-input order, ``"random"`` a seeded deterministic order. keras-rs shuffles ties on every call, even with
-``shuffle_ties=False``, so its values move from one evaluation to the next when scores tie. ::
+orderings of the tied items, ``"lower"`` / ``"upper"`` the exact bounds; ``"optimistic"`` /
+``"pessimistic"`` put relevant items first / last, ``"input"`` keeps the input order, ``"random"`` a
+seeded deterministic order (the tie modes of :func:`tierank.evaluate`, with the same meaning).
+keras-rs shuffles ties on every call, even with ``shuffle_ties=False``, so its values move from one
+evaluation to the next when scores tie. ::
 
     import tierank.keras
     model.compile(loss=..., metrics=[tierank.keras.NDCG(k=10), tierank.keras.MeanReciprocalRank()])

@@ -19,8 +19,8 @@ from ..errors import InputError
 __all__ = ["NDCG", "DCG", "MeanAveragePrecision", "MeanReciprocalRank", "PrecisionAtK", "RecallAtK",
            "default_gain_fn", "default_rank_discount_fn", "get_list_weights", "KERAS_TIES"]
 
-#: The tie modes of the Keras metrics.
-KERAS_TIES = ("expected", "optimistic", "pessimistic", "input", "random")
+#: The tie modes of the Keras metrics (those of :func:`tierank.evaluate` but ``"trec_eval"``, same meaning).
+KERAS_TIES = ("expected", "optimistic", "pessimistic", "input", "random", "lower", "upper")
 
 
 @keras.saving.register_keras_serializable(package="tierank")
@@ -47,6 +47,20 @@ def default_rank_discount_fn(rank: Any) -> Any:
     [1.0, 0.5]
     """
     return ops.divide(ops.cast(1, dtype=rank.dtype), ops.log2(ops.add(ops.cast(1, dtype=rank.dtype), rank)))
+
+
+def metric_dtype(dtype: Any) -> str:
+    """The float dtype a metric computes and accumulates in: ``dtype`` (default ``keras.backend.floatx()``),
+    but float32 for float16 / bfloat16, whose 8 or 11 bits of mantissa would round the metric to about 3
+    digits (float16 / bfloat16 scores convert to float32 exactly, so their ties stay ties).
+
+    Examples
+    --------
+    >>> metric_dtype("bfloat16"), metric_dtype("float64")
+    ('float32', 'float64')
+    """
+    name = keras.backend.standardize_dtype(dtype or keras.backend.floatx())
+    return "float32" if name in ("float16", "bfloat16") else name
 
 
 def _resolve_ties(ties: str | None, shuffle_ties: bool | None) -> str:
@@ -140,7 +154,7 @@ class _RankingMetric(keras.metrics.Mean):
 
     def __init__(self, k: int | None = None, *, ties: str | None = None, shuffle_ties: bool | None = None,
                  seed: int | None = None, name: str | None = None, dtype: Any = None) -> None:
-        super().__init__(name=name or self._default_name, dtype=dtype)
+        super().__init__(name=name or self._default_name, dtype=metric_dtype(dtype))
         _check_k(k)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise InputError(f"seed must be an integer or None, got {seed!r} (a SeedGenerator cannot give "
@@ -321,11 +335,12 @@ class _GainMetric(_RankingMetric):
 _COMMON = """
     k : int, optional
         The cutoff (keras-rs's ``k``); None: the whole list. A k beyond the list keeps the whole list.
-    ties : {"expected", "optimistic", "pessimistic", "input", "random"}, default="expected"
-        How items with equal scores are ordered: "expected" is the exact mean over all their orderings;
-        "optimistic" / "pessimistic" the exact best / worst ordering (upper and lower bounds of the
-        metric); "input" keeps the input order (what keras-rs's ``shuffle_ties=False`` means to do);
-        "random" orders each tie by a hash of ``seed`` and the column (deterministic, unlike keras-rs).
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "random"}, default="expected"
+        How items with equal scores count, as in :func:`tierank.evaluate`: "expected" / "lower" /
+        "upper" the exact mean / minimum / maximum over all their orderings; or one fixed order inside
+        every tie: "optimistic" / "pessimistic" relevant (NDCG, DCG: higher-gain) items first / last;
+        "input" the input order (what keras-rs's ``shuffle_ties=False`` means to do); "random" a hash of
+        ``seed`` and the column (deterministic, unlike keras-rs).
     shuffle_ties : bool, optional
         keras-rs's spelling: True means ``ties="random"``, False ``ties="input"``.
     seed : int, optional
@@ -333,7 +348,8 @@ _COMMON = """
     name : str, optional
         The metric's name.
     dtype : optional
-        The dtype of the computation (default ``keras.backend.floatx()``)."""
+        The dtype of the computation and of the result (default ``keras.backend.floatx()``; float16 and
+        bfloat16 compute and accumulate in float32, as Keras's mixed precision keeps metrics)."""
 
 
 @keras.saving.register_keras_serializable(package="tierank")
@@ -360,7 +376,7 @@ class NDCG(_GainMetric):
     >>> y_true, y_pred = [[1.0, 0.0, 0.0]], [[0.5, 0.5, 0.1]]
     >>> round(float(tierank.keras.NDCG()(y_true, y_pred)), 4)
     0.8155
-    >>> [round(float(tierank.keras.NDCG(ties=t)(y_true, y_pred)), 4) for t in ("pessimistic", "optimistic")]
+    >>> [round(float(tierank.keras.NDCG(ties=t)(y_true, y_pred)), 4) for t in ("lower", "upper")]
     [0.6309, 1.0]
     """
     _default_name = "ndcg"
@@ -412,9 +428,10 @@ class MeanAveragePrecision(_BinaryMetric):
     per-item sample weights, 1 without them; ``P@i`` unweighted), i.e. AP@k with R (not min(k, R)) in the
     denominator; with ties, each position's expected term times the mean weight of its tie's relevant
     items; the
-    mean over lists weighted by :func:`get_list_weights`. Per-item weights that differ within a list
-    cannot be combined with ``ties="optimistic"``/``"pessimistic"`` (the bound is then not an ordering of
-    each tie by a key): an error.
+    mean over lists weighted by :func:`get_list_weights`. Per-item sample weights cannot be combined
+    with ``ties="lower"`` / ``"upper"`` (the bound is then not an ordering of each tie by a key): an
+    error; ``"optimistic"`` / ``"pessimistic"`` put the relevant items of a tie first / last, in input
+    order.
 
     Parameters
     ----------{_COMMON}
@@ -431,7 +448,7 @@ class MeanAveragePrecision(_BinaryMetric):
         rel = self._relevance(x)
         if not x.per_item:   # a weight per list cancels out of keras-rs's ratio
             return self._dense(x, "ap", rel), get_list_weights(x.weights, rel)
-        if self.ties in ("optimistic", "pessimistic"):
+        if self.ties in ("lower", "upper"):
             raise InputError(f"MeanAveragePrecision with per-item sample weights has no ties={self.ties!r}; "
                              "give per-list weights (batch_size,) or another ties mode")
         num = _weighted_ap_sum(keras_ops(), x.scores, rel, x.mask, x.weights, self.k, self.ties,

@@ -5,9 +5,10 @@ TF Similarity (``tensorflow_similarity.retrieval_metrics``) reads the first k co
 the k nearest lookups, so when distances tie, which matches count depends on the order in which the index
 returned the tied lookups. Here the lookups of each query are ranked by ``lookup_distances`` (smaller is
 better: the dense kernel runs on ``scores = -distance``) and tied lookups are handled exactly:
-``ties="expected"`` (default) is the mean over every order of the tied lookups, ``"optimistic"`` /
-``"pessimistic"`` the exact best / worst order (bounds), ``"input"`` the given column order (TF
-Similarity's value when the lookups come sorted), ``"random"`` a seeded order.
+``ties="expected"`` (default) is the mean over every order of the tied lookups, ``"lower"`` /
+``"upper"`` the exact minimum / maximum over them (bounds); ``"optimistic"`` / ``"pessimistic"`` put
+the matches of a tie first / last, ``"input"`` keeps the given column order (TF Similarity's value when
+the lookups come sorted), ``"random"`` a seeded order (the tie modes of :func:`tierank.evaluate`).
 
 Only the lookups given are ranked. When the k-th nearest lookup ties with lookups beyond the k-th column,
 the tie is resolved among the columns given (pass more than k lookups, e.g. the index's top 2k, to take
@@ -31,23 +32,24 @@ from ..dense import dense_values
 from ..dense._kernel import _ap_terms, _cut_group, _hypergeometric_pmf, _Rows, _safe_div, _sort_order
 from ..dense._keras_ops import keras_ops
 from ..errors import InputError
-from ._ranking import KERAS_TIES
+from ._ranking import KERAS_TIES, metric_dtype
 
 __all__ = ["BNDCG", "PrecisionAtK", "RecallAtK", "MapAtK", "RetrievalMetric"]
 
 _ARGS = """
     k : int, default=5
         The number of nearest lookups the metric reads (``lookup_distances`` must have >= k columns).
-    ties : {"expected", "optimistic", "pessimistic", "input", "random"}, default="expected"
-        How lookups at equal distance are ordered: "expected" the exact mean over all their orders,
-        "optimistic" / "pessimistic" the exact best / worst order, "input" the column order, "random"
-        a seeded order (``seed``).
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "random"}, default="expected"
+        How lookups at equal distance count: "expected" / "lower" / "upper" the exact mean / minimum /
+        maximum over all their orders; "optimistic" / "pessimistic" the matches first / last, "input"
+        the column order, "random" a seeded order (``seed``).
     seed : int, optional
         The seed of ``ties="random"``.
     name : str, optional
         The metric's name (TF Similarity's ``name``; :attr:`name` adds ``@k``).
     dtype : str, optional
-        The float dtype of the computation (default ``keras.backend.floatx()``)."""
+        The float dtype of the computation and the result (default ``keras.backend.floatx()``; float16 and
+        bfloat16 compute in float32)."""
 
 
 def _np(x: Any) -> np.ndarray:
@@ -115,12 +117,10 @@ class RetrievalMetric:
     # -- inputs -------------------------------------------------------------------------------------
     def _inputs(self, query_labels: Any, lookup_distances: Any, match_mask: Any) -> tuple[Any, Any, Any, np.ndarray]:
         """(scores = -distance, matches as floats, mask of real lookups, query labels on the host)."""
-        import keras
-
         if lookup_distances is None:
             raise InputError("lookup_distances is required: ties are found by comparing the distances "
                              "(pass the index's distances; equal ones are ties)")
-        dtype = self.dtype or keras.backend.floatx()
+        dtype = metric_dtype(self.dtype)
         d = ops.cast(ops.convert_to_tensor(lookup_distances), dtype)
         mm = ops.convert_to_tensor(match_mask)
         labels = _np(query_labels).reshape(-1)
@@ -223,8 +223,8 @@ class PrecisionAtK(RetrievalMetric):
 
     Per query ``hits@c / r_q`` with ``r_q = r[query label]`` (k when ``r`` is None, 0 -> value 0 for a
     label missing from ``r``) and ``c = min(k, r_q)`` with ``clip_at_r`` (R-precision), else ``c = k``.
-    With ties, the expected number of matches among the c nearest (exact); the bounds order each tie
-    matches first / last.
+    With ties, the expected number of matches among the c nearest (exact); the bounds ("upper" /
+    "lower") are the orders with each tie's matches first / last ("optimistic" / "pessimistic").
 
     Parameters
     ----------{_ARGS}
@@ -280,7 +280,8 @@ class MapAtK(PrecisionAtK):
     __doc__ = f"""TF Similarity's ``MapAtK``: ``sum_(j <= c) match_j P@j / r[label]``, mean over queries.
 
     ``c`` and ``r`` as in :class:`PrecisionAtK` (``clip_at_r``: MAP@R); micro averaging only. With ties,
-    each position's expected ``match_j P@j`` (exact); the bounds order each tie matches first / last.
+    each position's expected ``match_j P@j`` (exact); the bounds ("upper" / "lower") are the orders
+    with each tie's matches first / last ("optimistic" / "pessimistic").
 
     Parameters
     ----------{_ARGS}
@@ -318,10 +319,11 @@ class BNDCG(RetrievalMetric):
     not over all matches of the query). So the normaliser depends on which tied lookups land in the top
     k: when the k-th nearest lookup is in a tie that straddles the cut, ``ties="expected"`` is
     ``E[DCG / IDCG(X)]`` over the hypergeometric number of the tie's matches that fall inside (not
-    ``E[DCG] / E[IDCG]``), and the bounds are the max / min over the feasible X of the best / worst
-    DCG given X over ``IDCG(X)``. A query with no match in the top k scores 0, so the pessimistic value
-    is 0 whenever the tie at the cut can push every match out (the optimistic one is 1 whenever the
-    matches can all come first).
+    ``E[DCG] / E[IDCG]``), and the bounds ("lower" / "upper") are the min / max over the feasible X of
+    the worst / best DCG given X over ``IDCG(X)``. A query with no match in the top k scores 0, so the
+    lower bound is 0 whenever the tie at the cut can push every match out (the upper one is 1 whenever
+    the matches can all come first). "optimistic" / "pessimistic" are the values of the orders with
+    each tie's matches first / last.
 
     Parameters
     ----------{_ARGS}
@@ -336,7 +338,7 @@ class BNDCG(RetrievalMetric):
     >>> d = np.array([[0.1, 0.2, 0.2]])
     >>> m = np.array([[False, True, False]])
     >>> [round(float(BNDCG(k=2, ties=t).compute(query_labels=np.array([0]), lookup_distances=d,
-    ...                                           match_mask=m)), 4) for t in ("pessimistic", "expected", "optimistic")]
+    ...                                           match_mask=m)), 4) for t in ("lower", "expected", "upper")]
     [0.0, 0.3155, 0.6309]
     """
     _default_name, _canonical = "ndcg", "ndcg@k"
@@ -352,7 +354,7 @@ class BNDCG(RetrievalMetric):
         disc = 1.0 / o.log2(rows.rank + 1.0)
         x = o.to_float(o.arange(L + 1, bs), bs) + o.expand(o.sum(bs)) * 0.0       # (Q, L + 1): 0..L
         ideal = o.cumsum(1.0 / o.log2(x + 2.0)) - 1.0 / o.log2(x + 2.0)          # IDCG(x) = sum_(j<=x) D(j)
-        if self.ties in ("input", "random"):
+        if self.ties not in ("expected", "lower", "upper"):   # one fixed order
             top = rows.rank <= k
             dcg = o.sum(o.where(top, bs * disc, 0.0))
             n_top = o.to_int(o.sum(o.where(top, bs, 0.0)))
@@ -372,7 +374,7 @@ class BNDCG(RetrievalMetric):
             per_query = o.sum(_hypergeometric_pmf(o, n, r, m, x, lo, hi, feasible) * ratio)
             return self._average(per_query, labels)
         S = o.expand(o.sum(o.where(above, bs * disc, 0.0)))      # ties above in the bound's order
-        if self.ties == "optimistic":   # the x matches of the cut tie in its first x slots
+        if self.ties == "upper":   # the x matches of the cut tie in its first x slots
             part = o.cumsum(o.where(x >= 1.0, 1.0 / o.log2(t + x + 1.0), 0.0))
             value = _safe_div(o, S + part, idcg)
             per_query = o.max(o.where(feasible, value, -math.inf))

@@ -33,7 +33,6 @@ import math
 
 import numpy as np
 
-from ..errors import param_text
 from ..ties.groups import TieStats, within_query_exclusive_cumsum
 from ._common import PYTHON_STATE, chunks, divide
 from ._spec import Measure, MeasureFamily

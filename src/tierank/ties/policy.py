@@ -1,14 +1,22 @@
 """Tie modes. A fixed policy orders the items of every tie, then splits every tie into singletons, so
-the same kernels give the plain (tie-broken) metric; ``expected`` keeps the ties whole.
+the same kernels give the plain (tie-broken) metric; ``expected`` keeps the ties whole; ``lower`` and
+``upper`` are no ordering but the exact extremes over all of them (the values of ``bounds=True``).
 
 | mode          | order inside a tie                                                           |
 |---------------|------------------------------------------------------------------------------|
 | expected      | none: exact mean over all orderings (closed forms)                           |
+| lower         | none: exact minimum over all orderings (``bounds=True``'s lower)             |
+| upper         | none: exact maximum over all orderings (``bounds=True``'s upper)             |
 | optimistic    | the measure's preferred items first (relevant / higher gain)                 |
 | pessimistic   | the measure's preferred items last                                           |
 | input         | input order                                                                  |
 | trec_eval     | document id descending as a string (matrices: column index descending)       |
 | random        | a seeded hash of the input position (splitmix64), so independent of the sort  |
+
+``optimistic`` / ``pessimistic`` are fixed arrangements: for most measures they give the maximum /
+minimum too, but not for every one (``AP(denom='retrieved')@k``, whose denominator counts the relevant
+items that make the top k, can score higher when a tie at the cut keeps a relevant item out); ``upper``
+/ ``lower`` are always the extremes.
 """
 
 from __future__ import annotations
@@ -21,13 +29,19 @@ from ..data.ranked import RankedLists
 from ..errors import InputError
 from .groups import Judged, TieStats
 
-__all__ = ["TIE_MODES", "TieOrderings", "Preference", "check_mode", "random_tiebreak", "order_within_groups",
-           "order_within_groups_by_words"]
+__all__ = ["TIE_MODES", "BOUND_MODES", "ORDER_FREE_MODES", "FIXED_ORDER_MODES", "TieOrderings", "Preference",
+           "check_mode", "random_tiebreak", "order_within_groups", "order_within_groups_by_words"]
 
 # (key, fn): fn(grades) -> the item values preferred higher, primary key first; key identifies fn
 Preference = tuple[Any, Callable[[np.ndarray], list]]
 
-TIE_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random")
+TIE_MODES = ("expected", "optimistic", "pessimistic", "input", "trec_eval", "random", "lower", "upper")
+#: the modes that are the exact minimum / maximum over all orderings of tied items (no ordering)
+BOUND_MODES = ("lower", "upper")
+#: the modes computed from the tie groups alone (no order of the items by position or id needed)
+ORDER_FREE_MODES = ("expected", "optimistic", "pessimistic") + BOUND_MODES
+#: the modes that order the items of a tie by position, id or a seeded hash (measure-independent)
+FIXED_ORDER_MODES = ("input", "trec_eval", "random")
 
 _M1 = np.array([0xBF58476D1CE4E5B9], dtype=np.uint64)
 _M2 = np.array([0x94D049BB133111EB], dtype=np.uint64)
@@ -253,7 +267,10 @@ class TieOrderings:
         return self._cache[("pref", key, best)]
 
     def for_mode(self, mode: str, preference: Preference) -> TieStats:
-        """The statistics under a tie mode; ``preference`` serves the optimistic and pessimistic ones."""
+        """The statistics under a tie mode; ``preference`` serves the optimistic and pessimistic ones.
+        ``lower`` / ``upper`` are no ordering (:func:`tierank.evaluation.evaluate_stats` computes them)."""
+        if mode in BOUND_MODES:
+            raise ValueError(f"ties={mode!r} is an extreme over all orderings, not one ordering")
         if mode == "expected":
             return self.expected
         if mode == "optimistic":

@@ -109,6 +109,13 @@ def work_dtype(preds: torch.Tensor) -> torch.dtype:
     return torch.float32 if preds.device.type == "mps" else torch.float64
 
 
+def result_dtype(preds: torch.Tensor) -> torch.dtype:
+    """The dtype of the values returned: float64 for float64 scores, float32 for every other float
+    (float32, and float16 / bfloat16 from mixed precision, whose 8 or 11 bits of mantissa would round
+    a MAP of 0.4680 to 0.4688), as torchmetrics returns float32."""
+    return torch.float64 if preds.dtype == torch.float64 else torch.float32
+
+
 def per_query(preds: torch.Tensor, target: torch.Tensor, mask: torch.Tensor | None, spec: Spec,
               top_k: int | None, *, adaptive_k: bool = False, ties: str = "expected", seed: int = 0,
               nonpositive_retrieved: bool = False) -> tuple[torch.Tensor, torch.Tensor]:

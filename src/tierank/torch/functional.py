@@ -5,17 +5,25 @@ batch of queries (shape ``(..., n)``, one query per row; ``mask=`` marks padding
 tensor: the value of the query, or the mean over the rows (rows without a positive target count 0, as
 torchmetrics' functional nDCG does). ``reduction="none"`` returns one value per row instead.
 
-What changes from torchmetrics: ``ties=`` (default ``"expected"``: the exact mean over every ordering
-of tied items; ``"optimistic"`` / ``"pessimistic"``: the exact best / worst; ``"input"``: the order of
-the input; ``"random"``: a seeded order), so values are deterministic and do not depend on what
-``torch.topk`` / ``torch.argsort`` do with ties. On tie-free input every function equals torchmetrics
-1.9, including its convention (since torchmetrics 1.8) that an item with a score <= 0 is not retrieved
-in average precision, reciprocal rank, precision and recall (pass ``nonpositive_retrieved=True`` to rank
-every item, as trec_eval and tierank.evaluate do). nDCG, hit rate and R-precision rank every item.
+What changes from torchmetrics: ``ties=``, the tie modes of :func:`tierank.evaluate` with the same
+meaning. Over every ordering of tied items: ``"expected"`` (default) the exact mean, ``"lower"`` /
+``"upper"`` the exact minimum / maximum. One fixed order inside every tie: ``"optimistic"`` /
+``"pessimistic"`` relevant (nDCG: higher-gain) items first / last, ``"input"`` / ``"trec_eval"`` the
+input order / its reverse, ``"random"`` a seeded order. So values are deterministic and do not depend
+on what ``torch.topk`` / ``torch.argsort`` do with ties. The fixed arrangements are the extremes for
+every metric here but average precision over the top k, whose denominator (the relevant items in the
+top k) can make the pessimistic arrangement score higher: only ``"lower"`` / ``"upper"`` are bounds.
 
-Computation stays on the tensors' device, in float64 (float32 on MPS); the result has the float dtype
-of ``preds``. The checks of the data (NaN scores, shapes, targets) run eagerly; ``validate_args=False``
-skips them (under ``torch.compile``).
+On tie-free input every function equals torchmetrics 1.9, including its convention (since torchmetrics
+1.8) that an item with a score <= 0 is not retrieved in average precision, reciprocal rank, precision
+and recall (pass ``nonpositive_retrieved=True`` to rank every item, as trec_eval and tierank.evaluate
+do). nDCG, hit rate and R-precision rank every item.
+
+Computation stays on the tensors' device, in float64 (float32 on MPS), whatever the dtype of ``preds``;
+the result is float64 for float64 ``preds`` and float32 for every other float dtype (float16 and
+bfloat16 too, as torchmetrics: a half-precision result would round a MAP of 0.4680 to 0.4688). The
+checks of the data (NaN scores, shapes, targets) run eagerly; ``validate_args=False`` skips them (under
+``torch.compile``).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from typing import Any
 import torch
 
 from ..errors import InputError
-from ._core import SPECS, Spec, check_options, check_targets, check_tensors, per_query
+from ._core import SPECS, Spec, check_options, check_targets, check_tensors, per_query, result_dtype
 
 __all__ = ["retrieval_normalized_dcg", "retrieval_average_precision", "retrieval_reciprocal_rank",
            "retrieval_precision", "retrieval_recall", "retrieval_hit_rate", "retrieval_r_precision"]
@@ -49,7 +57,7 @@ def _run(spec: Spec, preds: Any, target: Any, top_k: int | None, *, adaptive_k: 
     M = None if mask is None else mask.reshape(-1, n)
     values, _ = per_query(P, T, M, spec, top_k, adaptive_k=adaptive_k, ties=ties, seed=seed,
                           nonpositive_retrieved=nonpositive_retrieved)
-    values = values.to(preds.dtype)
+    values = values.to(result_dtype(preds))
     if reduction == "none":
         return values.reshape(shape)
     return values.mean()
@@ -68,8 +76,9 @@ def retrieval_normalized_dcg(preds: torch.Tensor, target: torch.Tensor, top_k: i
         Graded relevance (>= 0).
     top_k : int, optional
         Consider only the top k ranks (None: all).
-    ties : {"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}, default="expected"
-        How to order tied scores (see the module docstring); torchmetrics averages ties in nDCG too, so
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "trec_eval", "random"}, \
+default="expected"
+        How tied scores count (see the module docstring); torchmetrics averages ties in nDCG too, so
         "expected" gives torchmetrics' nDCG.
     seed : int, default=0
         Seed of ``ties="random"``.
@@ -103,8 +112,9 @@ def retrieval_average_precision(preds: torch.Tensor, target: torch.Tensor, top_k
     ``AP(denom='retrieved')@k``), exact when scores tie.
 
     When ``top_k`` cuts a tie, how many relevant items of the tie make the top k is itself random: the
-    expectation is taken over it exactly (a hypergeometric mixture), and the bounds are the exact best and
-    worst over every ordering. Items with a score <= 0 are not retrieved (torchmetrics >= 1.8) unless
+    expectation is taken over it exactly (a hypergeometric mixture), and ``ties="upper"`` / ``"lower"``
+    are the exact best and worst over every ordering, which ``"optimistic"`` / ``"pessimistic"`` (relevant
+    items first / last) need not be. Items with a score <= 0 are not retrieved (torchmetrics >= 1.8) unless
     ``nonpositive_retrieved=True``. Other parameters: see :func:`retrieval_normalized_dcg`; targets are
     binary.
 
@@ -116,6 +126,13 @@ def retrieval_average_precision(preds: torch.Tensor, target: torch.Tensor, top_k
     tensor(0.8333)
     >>> retrieval_average_precision(torch.tensor([0.5, 0.5, 0.5]), torch.tensor([1, 0, 0]))   # (1 + 1/2 + 1/3) / 3
     tensor(0.6111)
+
+    Relevant items first is not the best here: the second relevant item, kept out of the top 3, would
+    not lower the mean:
+
+    >>> p, t = torch.tensor([3.0, 2.0, 1.0, 1.0]), torch.tensor([1, 0, 1, 0])
+    >>> [retrieval_average_precision(p, t, top_k=3, ties=m) for m in ("optimistic", "pessimistic", "upper")]
+    [tensor(0.8333), tensor(1.), tensor(1.)]
     """
     return _run(SPECS["map"], preds, target, top_k, ties=ties, seed=seed, mask=mask, reduction=reduction,
                 nonpositive_retrieved=nonpositive_retrieved, validate_args=validate_args)

@@ -14,6 +14,8 @@ tensors' device: no Python loop over queries. Queries are taken in order of leng
 ``update`` checks the data eagerly and raises a clear ``ValueError`` (:class:`tierank.errors.InputError`)
 for NaN scores, mismatched shapes, non-integer ``indexes`` and non-binary or negative targets; unlike
 torchmetrics it keeps the float dtype of ``preds`` (torchmetrics casts to float32, which can create ties).
+``compute()`` works in float64 and returns float64 for float64 scores, float32 for the others (float16 and
+bfloat16 included, as torchmetrics).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from torchmetrics import retrieval as tm
 from torchmetrics.retrieval.base import _retrieval_aggregate
 from torchmetrics.utilities.data import dim_zero_cat
 
-from ._core import SPECS, Spec, check_options, check_targets, check_tensors, grouped_values
+from ._core import SPECS, Spec, check_options, check_targets, check_tensors, grouped_values, result_dtype
 
 __all__ = ["RetrievalNormalizedDCG", "RetrievalMAP", "RetrievalMRR", "RetrievalPrecision", "RetrievalRecall",
            "RetrievalHitRate", "RetrievalRPrecision"]
@@ -60,7 +62,7 @@ class _TieAware:
         without a positive target)."""
         preds = dim_zero_cat(self.preds)
         if preds.numel() == 0:
-            return torch.tensor(0.0, device=preds.device)
+            return torch.tensor(0.0, dtype=result_dtype(preds), device=preds.device)
         indexes, target = dim_zero_cat(self.indexes), dim_zero_cat(self.target)
         values, empty = grouped_values(preds, target, indexes, self._spec, self._top_k(),
                                        adaptive_k=getattr(self, "adaptive_k", False), ties=self.ties,
@@ -73,8 +75,8 @@ class _TieAware:
             fill = 1.0 if self.empty_target_action == "pos" else 0.0
             values = torch.where(empty, torch.full_like(values, fill), values)
         if values.numel() == 0:
-            return torch.tensor(0.0, dtype=preds.dtype, device=preds.device)
-        return _retrieval_aggregate(values.to(preds.dtype), self.aggregation)
+            return torch.tensor(0.0, dtype=result_dtype(preds), device=preds.device)
+        return _retrieval_aggregate(values, self.aggregation).to(result_dtype(preds))
 
     def _top_k(self) -> int | None:
         return getattr(self, "top_k", None)
@@ -83,7 +85,7 @@ class _TieAware:
         values, _ = grouped_values(preds, target, torch.zeros_like(preds, dtype=torch.long), self._spec,
                                    self._top_k(), adaptive_k=getattr(self, "adaptive_k", False), ties=self.ties,
                                    seed=self.seed, nonpositive_retrieved=self.nonpositive_retrieved)
-        return values[0].to(preds.dtype)
+        return values[0].to(result_dtype(preds))
 
 
 _DOC = """{what}, exact when scores tie: a drop-in subclass of ``torchmetrics.retrieval.{name}``.
@@ -92,9 +94,11 @@ _DOC = """{what}, exact when scores tie: a drop-in subclass of ``torchmetrics.re
     ----------
     empty_target_action, ignore_index{extra}, aggregation, **kwargs
         As torchmetrics.
-    ties : {{"expected", "optimistic", "pessimistic", "input", "trec_eval", "random"}}, default="expected"
-        How to order tied scores: the exact mean over every ordering, the exact best / worst, the input
-        order (column ascending / descending), or a seeded order.
+    ties : {{"expected", "lower", "upper", "optimistic", "pessimistic", "input", "trec_eval", "random"}}, \
+default="expected"
+        How tied scores count, as in :func:`tierank.evaluate`: the exact mean / minimum / maximum over
+        every ordering; or one fixed order inside every tie: relevant items first / last, the input order
+        (column ascending / descending), or a seeded order.
     seed : int, default=0
         Seed of ``ties="random"``.{nonpos}
 
