@@ -162,13 +162,17 @@ def _check_costs(orderings: TieOrderings, m: Measure, ties: str, bounds: bool, b
     if m.family.cost is None:
         return
     pref = preference_of(m)
-    check_tie_costs(orderings.for_mode(ties, pref), m, False, budget)
-    if bounds and not m.family.text:
-        without = f"evaluate without bounds ({param_text('bounds', False)})"
-        check_tie_costs(orderings.extreme(pref, False), m, False, budget, without)
-        check_tie_costs(orderings.extreme(pref, True), m, False, budget, without)
+    extremes = not m.family.text and (bounds or ties in BOUND_MODES)
+    if ties not in BOUND_MODES:
+        check_tie_costs(orderings.for_mode(ties, pref), m, False, budget)
+    elif m.family.text:
+        check_tie_costs(orderings.expected, m, False, budget)
+    if extremes:   # as _extremes computes them; ties="lower" / "upper" need them whatever ``bounds`` says
+        remedy = None if ties in BOUND_MODES else f"evaluate without bounds ({param_text('bounds', False)})"
+        check_tie_costs(orderings.extreme(pref, False), m, False, budget, remedy)
+        check_tie_costs(orderings.extreme(pref, True), m, False, budget, remedy)
         if m.family.exact_bounds is not None:
-            check_tie_costs(orderings.expected, m, True, budget, without)
+            check_tie_costs(orderings.expected, m, True, budget, remedy)
 
 
 def _apply(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, ties: str, bounds: bool,
