@@ -252,3 +252,16 @@ def test_dask_takes_the_option_and_refuses_as_locally():
     res = tierank.dask.evaluate(dd.from_pandas(qrels, npartitions=2), dd.from_pandas(run, npartitions=3), ["ERR"],
                                 tie_cost_budget=2520)
     assert res.mean == tierank.evaluate(qrels, run, ["ERR"]).mean
+
+
+@pytest.mark.parametrize("ties", ["lower", "upper"])
+def test_bound_modes_are_checked_on_the_extremes_they_compute(ties):
+    """ties='lower' / 'upper' compute the extremes (no tie mode's own ordering): their cost is checked on
+    those, and refused with a fixed mode as the remedy (a ValueError, 'not one ordering', before). The
+    budget that lets them through gives exactly bounds=True's lower / upper value."""
+    relevance, scores = _one_tie(40, 20, grade=2.0)
+    text = _refusal(lambda: tierank.evaluate_matrix(relevance, scores, ["ERR"], ties=ties, tie_cost_budget=10))
+    assert text.startswith("ERR: the exact") and "ties='trec_eval'" in text and "bounds=False" not in text, text
+    value = tierank.evaluate_matrix(relevance, scores, ["ERR"], ties=ties).per_query["ERR"].iloc[0]
+    both = tierank.evaluate_matrix(relevance, scores, ["ERR"], bounds=True)
+    assert value == (both.lower if ties == "lower" else both.upper)["ERR"].iloc[0]
