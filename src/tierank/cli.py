@@ -428,15 +428,17 @@ _FORMAT_OPTIONS = [
 
 def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
                  qrels_format: str | None) -> tuple[Any, tuple]:
-    """The qrels and runs, as :class:`tierank.io.trec.TextInput` where a format is given or the file is
-    '-' (standard input, at most once); plain paths otherwise."""
+    """The qrels and runs, as :class:`tierank.io.trec.TextInput` where a format is given, the file is
+    '-' (standard input, at most once) or it is not a regular file (a pipe, ``/dev/stdin``, ``<(...)``:
+    read once, the TextInput keeps its first lines for the run's tag); plain paths otherwise."""
     from .io.trec import TextInput
 
     if [qrels, *runs].count("-") > 1:
         raise click.UsageError("'-' (standard input) can be read only once: give it for one file only")
 
     def wrap(path: str, fmt: str | None) -> Any:
-        return TextInput(path, fmt) if path == "-" or fmt is not None else path
+        once = path != "-" and not os.path.isdir(path) and not os.path.isfile(path)
+        return TextInput(path, fmt) if path == "-" or fmt is not None or once else path
     return wrap(qrels, qrels_format), tuple(wrap(r, run_format) for r in runs)
 
 

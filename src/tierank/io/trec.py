@@ -33,7 +33,8 @@ Rules, the same for every file
 * Lines end with ``\\n`` or ``\\r\\n``. Blank lines, and lines whose first field starts with ``#``
   (comments), are skipped; they still count in line numbers.
 * The file may be gzip-compressed (recognised by its content, whatever its name). A UTF-8 byte order
-  mark at the start is ignored.
+  mark at the start is ignored. A path may name a pipe, a FIFO, ``/dev/stdin`` or bash's ``<(...)``:
+  each input is opened and read once (:mod:`tierank.io.source`).
 * Anything else is an error that names the file and the line: too few (or, in qrels, too many)
   fields, a score or grade that is not a number (decimal or exponent notation such as ``2.5``,
   ``-1e-3``, ``.5``, or ``inf`` / ``infinity``; no digit separators, no non-ASCII digits: the
@@ -57,7 +58,6 @@ import io
 import os
 import re
 import sys
-import zlib
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -66,6 +66,7 @@ import pandas as pd
 
 from ..data.columns import Columns, normalized
 from ..errors import InputError
+from .source import Input, TextReader, open_path, open_stdin, sniff_path
 
 __all__ = [
     "read_run",
@@ -157,7 +158,7 @@ class TextInput:
     def __init__(self, path: Any, format: str | None = None) -> None:
         self.path = path
         self.format = format
-        self.head: bytes | None = None   # standard input: the first bytes read (for the run's tag)
+        self.head: bytes | None = None   # the first bytes of its text, once read (for the run's tag)
         self._read = False
 
     @property
@@ -170,37 +171,40 @@ class TextInput:
         """The name in messages: the path, or ``<stdin>``."""
         return STDIN_NAME if self.is_stdin else _name(self.path)
 
-    def open(self) -> Any:
-        """A binary file object (standard input: once only; closing it leaves stdin open)."""
+    def open(self, spool: bool = False) -> Input:
+        """The input, opened once (:func:`open_input`); standard input can be opened only once."""
         if not self.is_stdin:
-            return open(self.path, "rb")
+            return open_path(self.path, self.name, spool=spool)
         if self._read:
             raise InputError("standard input was already read: it can be read only once (give one of the "
                              "files as '-', once)", file=STDIN_NAME)
         self._read = True
-        return _Unclosed(sys.stdin.buffer)
+        return open_stdin(STDIN_NAME, spool=spool)
 
     def __repr__(self) -> str:
         return f"TextInput({self.path!r}, format={self.format!r})"
 
 
-class _Unclosed:
-    """A file object whose ``close`` does nothing (standard input stays open)."""
+def open_input(path: Any, spool: bool = False) -> Input:
+    """Open a path or a :class:`TextInput` once: every reader of a text file gets its bytes here.
 
-    def __init__(self, fh: Any) -> None:
-        self._fh = fh
+    What the file holds (gzip, Parquet, text) is told from the first bytes read, never by opening it
+    again; ``spool``: copy an input that is not a regular file (a pipe, standard input) to an anonymous
+    temporary file as it is read, for a second pass (:meth:`tierank.io.source.Input.rewind`).
 
-    def read(self, n: int = -1) -> bytes:
-        return self._fh.read(n)
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> "_Unclosed":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass
+    Examples
+    --------
+    >>> import os, tempfile, pathlib
+    >>> from tierank.io.trec import open_input
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = pathlib.Path(path).write_text("q1 0 d1 1\\n")
+    >>> with open_input(path) as source:
+    ...     source.kind, source.read()
+    ('text', b'q1 0 d1 1\\n')
+    """
+    if isinstance(path, TextInput):
+        return path.open(spool)
+    return open_path(path, _name(path), spool=spool)
 
 
 def check_format(format: str | None, kind: str) -> str | None:
@@ -271,25 +275,28 @@ def _line_of(data: bytes, pos: int) -> tuple[int, int]:
     return line, pos - start + 1
 
 
+#: Bytes of text read at a time by the whole-file reader.
+_READ_BYTES = 1 << 22
+
+
 def _read_bytes(path: Any) -> tuple[bytes, str]:
-    """The file's bytes (gunzipped), checked to be text; raises InputError naming file and line."""
+    """The file's text (gunzipped as it is read, without its byte order mark), checked to be text;
+    raises InputError naming file and line (a NUL byte or an over-long line as soon as it is read:
+    :class:`tierank.io.source.TextReader`)."""
+    with open_input(path) as source:
+        name = source.name
+        reader = TextReader(source, _READ_BYTES)
+        text = io.BytesIO()   # its value is the bytes written, not a copy of them
+        while True:
+            chunk = reader.read()
+            if not chunk:
+                break
+            text.write(chunk)
+            del chunk
+    data = text.getvalue()
+    del text
     if isinstance(path, TextInput):
-        name = path.name
-        with path.open() as fh:
-            data = fh.read()
-        if path.is_stdin:
-            path.head = data[: 1 << 16]
-    else:
-        name = _name(path)
-        with open(path, "rb") as fh:
-            data = fh.read()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as err:
-            raise InputError(f"not a valid gzip file ({err})", file=name) from None
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
+        path.head = text_head(data, whole=True)
     _check_text(data, name)
     return data, name
 
@@ -803,8 +810,8 @@ def read_run_tag(path: Any) -> str:
     """The tag (sixth field) of the first line of a run file: trec_eval's ``runid``.
 
     Only the lines up to the first data line are read and checked. An MS MARCO run has no tag: its
-    runid is the file's name. Standard input (a :class:`TextInput` ``"-"``) is never read again: the
-    tag comes from the first bytes kept when it was read.
+    runid is the file's name (``stdin`` for standard input). A :class:`TextInput` already read (standard
+    input, a pipe) is never read again: the tag comes from the first lines kept when it was read.
 
     Examples
     --------
@@ -814,46 +821,49 @@ def read_run_tag(path: Any) -> str:
     >>> trec.read_run_tag(path)
     'bm25'
     """
-    if isinstance(path, TextInput):
-        if path.is_stdin:
-            head = path.head or b""
-            if head[:2] == b"\x1f\x8b":
-                head = zlib.decompressobj(31).decompress(head, 1 << 16)
-            if layout_of("run", path.format, head).format == "msmarco":
-                return "stdin"
-            line = _first_data_line(head)
-            if line is None:
-                raise InputError("no run line in the first bytes read", file=STDIN_NAME)
-            fields = line.decode("utf-8", errors="replace").split()
-            return fields[5] if len(fields) >= _RUN.min_fields else "stdin"
-        if path.format == "msmarco":
-            return os.path.basename(_name(path.path))
-        path = path.path
-    name = _name(path)
-    opener = gzip.open if _is_gzip(path) else open
-    try:
-        with opener(path, "rb") as fh:
-            if layout_of("run", None, fh.read(1 << 16)).format == "msmarco":
-                return os.path.basename(name)
-            fh.seek(0)
-            for number, raw in enumerate(fh, start=1):
-                fields = raw.decode("utf-8", errors="replace").split()
-                if not fields or fields[0].startswith("#"):
-                    continue
-                if len(fields) < _RUN.min_fields:
-                    raise InputError(f"expected at least 6 fields ({_RUN.fields}), found {len(fields)}",
-                                     file=name, line=number)
-                return fields[5]
-    except (OSError, EOFError, zlib.error) as err:
-        if isinstance(err, FileNotFoundError):
-            raise
-        raise InputError(f"cannot read the file ({err})", file=name) from None
-    raise InputError("no run line: the file is empty", file=name, line=1)
+    source = path if isinstance(path, TextInput) else None
+    name = source.name if source is not None else _name(path)
+    format = source.format if source is not None else None
+    runid = "stdin" if source is not None and source.is_stdin else os.path.basename(name)
+    if format == "msmarco":
+        return runid
+    head = source.head if source is not None else None
+    if head is None:   # not read yet: its first lines (a pipe's are then gone)
+        head = _text_head(path)
+    if layout_of("run", format, head).format == "msmarco":
+        return runid
+    for number, raw in enumerate(head.split(b"\n")[:-1], start=1):
+        fields = raw.decode("utf-8", errors="replace").split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < _RUN.min_fields:
+            raise InputError(f"expected at least 6 fields ({_RUN.fields}), found {len(fields)}",
+                             file=name, line=number)
+        return fields[5]
+    raise InputError("no run line in the first 64 KiB (expected lines 'qid Q0 docid rank score tag')",
+                     file=name, line=1)
 
 
-def _is_gzip(path: Any) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
+def text_head(text: bytes, whole: bool) -> bytes:
+    """The first 64 KiB of a text (for the run's tag and the layout), a line end added when ``whole``
+    (``text`` is the whole text) and its last line has none."""
+    head = text[: 1 << 16]
+    if whole and len(text) <= 1 << 16 and not head.endswith(b"\n"):
+        head += b"\n"
+    return head
+
+
+def _text_head(path: Any) -> bytes:
+    """The first lines of a text file, up to its first data line (or 64 KiB, or its end)."""
+    with open_input(path) as source:
+        reader = TextReader(source, 1 << 16)
+        text = b""
+        while len(text) < 1 << 16 and _first_data_line(text) is None:
+            more = reader.read()
+            if not more:
+                return text_head(text, whole=True)
+            text += more
+    return text_head(text, whole=False)
 
 
 # -------------------------------------------------------------------------------------------- write
