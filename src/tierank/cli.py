@@ -349,6 +349,23 @@ def main() -> None:
       tierank measures [NAME]                      every measure, its parameters and names
       tierank report QRELS RUN... -o report.html   one self-contained HTML report
     """
+    _exit_on_sigterm(click.get_current_context())
+
+
+def _exit_on_sigterm(ctx: click.Context) -> None:
+    """SIGTERM ends the command as an exception would (exit status 128 + 15), so that the ``finally``
+    blocks and ``with`` statements on the way out run: the temporary files of a run read a second time
+    are removed, as on Ctrl-C (the default action of SIGTERM kills the process on the spot). The handler
+    is the command's only: the one before it comes back when the command ends."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():   # signal handlers: main thread only
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+    previous = signal.signal(signal.SIGTERM, terminate)
+    ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, previous))
 
 
 def _measure_names() -> list[str]:

@@ -52,6 +52,7 @@ import queue
 import tempfile
 import threading
 from concurrent.futures import wait
+from contextlib import closing
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Generator, Iterator
 
@@ -721,8 +722,10 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
                              f"other queries, and stream='grouped' evaluates whole queries block by block; "
                              f"{source.sort_hint}", **err.where) from None
         driver = _Driver(q, opts, evaluate_block)
-        for cols, pos in _bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir()):
-            driver.add(cols, pos, check_grouped=False)
+        # closed at once when anything stops the loop: the temporary files go with it
+        with closing(_bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
+            for cols, pos in buckets:
+                driver.add(cols, pos, check_grouped=False)
     finally:
         if reader is not None:
             reader.close()
