@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -309,3 +310,193 @@ def test_an_error_in_the_second_pass_removes_the_temporary_files(files, monkeypa
     assert calls[0] == []   # the copy of a pipe is never a name in TMPDIR
     assert any(name.endswith(".arrow") for name in calls[-1])   # the error came in the second pass
     assert list(tmpdir.iterdir()) == []
+
+
+# ------------------------------------------------------------------ line length, NUL, blank lines
+
+
+@contextmanager
+def endless_pipe(pattern: bytes, limit: int):
+    """A pipe path a thread fills with ``pattern`` over and over (up to ``limit`` bytes) until the
+    reader closes it; yields (path, written), ``written[0]`` the bytes written so far."""
+    r, w = os.pipe()
+    written = [0]
+
+    def write() -> None:
+        try:
+            with os.fdopen(w, "wb") as fh:
+                while written[0] < limit:
+                    fh.write(pattern)
+                    written[0] += len(pattern)
+        except BrokenPipeError:
+            pass
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        yield f"/dev/fd/{r}", written
+    finally:
+        os.close(r)
+        writer.join(timeout=TIMEOUT)
+
+
+def _readers():
+    """Every reader of a run's text: the whole-file reader, the streamed reader, the run tag."""
+    return {"whole file": trec.read_run_columns,
+            "streamed": lambda path: list(stream.trec_blocks(path, 1 << 18, False)),
+            "run tag": trec.read_run_tag}
+
+
+@pytest.mark.parametrize("reader", sorted(_readers()))
+@pytest.mark.parametrize("case", ["line with no end", "NUL bytes"])
+def test_a_line_with_no_end_and_nul_bytes_are_refused_as_they_arrive(reader, case):
+    """Regression (issue 27, item 10): ``head -c 1G /dev/zero | tierank qrels -`` (and a line of 1 GB with
+    no end) were read whole, 4-8 GB, then a MemoryError. Both are refused once the first chunks are read:
+    the writer is stopped long before the 64 MiB it would write."""
+    pattern, message = ((b"x" * (1 << 16), "<pipe>:1: line longer than 1,048,576 bytes") if case == "line with no end"
+                        else (b"\0" * (1 << 16), "<pipe>:1: not a text file: NUL byte, at column 1"))
+    with endless_pipe(pattern, 64 << 20) as (path, written):
+        with pytest.raises(InputError) as err:
+            _readers()[reader](path)
+        at_error = written[0]
+    assert str(err.value).replace(path, "<pipe>").startswith(message), str(err.value)
+    # what was read: at most the line's limit (1 MiB) and a read of 4 MiB, and what the pipe and the
+    # writer's last write hold (64 KiB each, 2 MiB allowed)
+    assert at_error <= (1 << 20) + (4 << 20) + (2 << 20)
+
+
+def test_a_gzip_bomb_is_never_decompressed_whole(tmp_path):
+    """A gzip file of a few hundred KB holding one line of 256 MiB: refused after a chunk or two of
+    decompressed text (it was decompressed whole by the whole-file reader, and the run tag's
+    readline held the line whole)."""
+    import tracemalloc
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [packer.compress(b"q1 Q0 d1 1 1 t\n")]
+    parts += [packer.compress(b"a" * (1 << 20)) for _ in range(256)]
+    path = tmp_path / "bomb.txt.gz"
+    path.write_bytes(b"".join(parts) + packer.flush())
+    assert path.stat().st_size < 1 << 20
+    for name, read in _readers().items():
+        if name == "run tag":   # its first line is a run line: the tag is read without the rest
+            assert read(str(path)) == "t"
+            continue
+        tracemalloc.start()
+        try:
+            with pytest.raises(InputError, match=r"bomb\.txt\.gz:2: line longer than 1,048,576 bytes"):
+                read(str(path))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 64 << 20, (name, peak)   # a few chunks of 4 MiB, not 256 MiB
+
+
+def _first_problem(text: bytes, limit: int) -> tuple[int, str] | None:
+    """The oracle: (line, message) of the first NUL byte or over-long line, scanning line by line
+    (a NUL within the first ``limit`` bytes of a line comes before that line's excess)."""
+    for number, line in enumerate(text.split(b"\n"), start=1):
+        nul = line.find(b"\0")
+        if 0 <= nul <= limit:
+            return number, f"not a text file: NUL byte, at column {nul + 1}"
+        if len(line) > limit:
+            return number, "line longer than"
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(st.tuples(st.integers(0, 70), st.sampled_from([b"\n", b"\r\n"]), st.integers(-1, 80)),
+                      min_size=1, max_size=30),
+       end=st.booleans(), compress=st.booleans(), read_bytes=st.integers(1, 200))
+def test_line_limit_and_nul_checked_as_the_bytes_arrive(lines, end, compress, read_bytes):
+    """Property: with the limit at 50 bytes, whatever the chunks the text arrives in (gzip or not), the
+    reader refuses exactly the texts with a line over 50 bytes (before its line feed; a carriage return
+    counts) that comes before any NUL byte, naming its line; it gives the text up to its first NUL byte
+    (included: the readers' text check refuses it, or a problem before it), or all of it."""
+    from tierank.io import source
+
+    text = b"".join(b"y" * n + (b"\0" if 0 <= nul <= n else b"") + b"z" * max(0, n - max(nul, 0)) + eol
+                    for n, eol, nul in lines)
+    if not end:
+        text = text.rstrip(b"\r\n")
+    want = _first_problem(text, 50)
+    data = gzip.compress(text) if compress else text
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(source, "MAX_LINE_BYTES", 50)
+        with pipe_path(data) as path, source.open_path(path) as opened:
+            reader = source.TextReader(opened, read_bytes)
+            got, err = [], None
+            try:
+                while chunk := reader.read():
+                    got.append(chunk)
+            except InputError as e:
+                err = e
+    if want is None:
+        assert err is None and b"".join(got) == text
+    elif want[1].startswith("not a text file: NUL byte"):
+        assert err is None and b"".join(got) == text[: text.find(b"\0") + 1]
+        # the line and column of the oracle's first problem are those of the text check
+        with pytest.raises(InputError, match=re.escape(want[1])) as checked:
+            trec._check_text(b"".join(got), "text")
+        assert checked.value.line == want[0]
+    else:
+        assert err is not None and err.line == want[0] and err.message.startswith(want[1]), (err, want)
+
+
+def test_exactly_the_maximum_line_length_is_read():
+    """A line of MAX_LINE_BYTES bytes (its carriage return included) is read; one byte more is refused."""
+    from tierank.io.source import MAX_LINE_BYTES
+
+    ok = b"q1 Q0 d1 1 1 " + b"t" * (MAX_LINE_BYTES - 14) + b"\r\nq1 Q0 d2 1 1 t\n"
+    assert len(ok.split(b"\n")[0]) == MAX_LINE_BYTES
+    with pipe_path(ok) as path:
+        assert len(trec.read_run_columns(path).value) == 2
+    with pipe_path(ok.replace(b"\r\n", b"t\r\n", 1)) as path:
+        with pytest.raises(InputError, match=r":1: line longer than"):
+            trec.read_run_columns(path)
+
+
+@pytest.mark.parametrize("reader", ["whole file", "streamed"])
+def test_blank_lines_cost_no_memory_per_line(tmp_path, monkeypatch, reader):
+    """Regression (issue 27, item 10): 256 MiB of blank lines between two run lines took 4 GB (the
+    parse holds a few dozen bytes per line, and a query with blank lines inside grew its block over
+    all of them). Here 16 MiB of blank lines: the readers hold the bytes and buffers of the read size
+    (before: 448 MiB in memory, 592 MiB streamed, as numpy arrays alone)."""
+    import tracemalloc
+
+    monkeypatch.setattr(trec, "_READ_BYTES", 1 << 20, raising=False)   # the whole-file reader's reads
+    monkeypatch.setattr(stream, "_READ_BYTES", 1 << 20)
+    blank = 16 << 20
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"q1 Q0 d1 1 1 t\n" + b"\n" * (blank // 2) + b" \r\n" * (blank // 6) + b"q1 Q0 d2 1 1 t\n")
+    last_line = 1 + blank // 2 + blank // 6 + 1
+    tracemalloc.start()
+    try:
+        if reader == "whole file":
+            parts = [trec.read_run_columns(str(path))]
+        else:
+            parts = [cols for cols, _, _ in stream.trec_blocks(str(path), 1 << 18, False)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [int(line) for cols in parts for line in cols.lines] == [1, last_line]
+    assert peak < 5 * blank, peak
+
+
+def test_run_tag_after_a_long_preamble(tmp_path):
+    """The run tag is read past any number of comment lines, which are forgotten as they are read."""
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"# a comment\n" * 20_000 + b"\n\nq1 Q0 d1 1 1 bm25\n")
+    assert trec.read_run_tag(str(path)) == "bm25"
+    path.write_bytes(b"# a comment\n" * 20_000 + b"q1 Q0 d1 1\n")
+    with pytest.raises(InputError, match=r"run\.txt:20001: expected at least 6 fields"):
+        trec.read_run_tag(str(path))
+
+
+def test_the_first_problem_of_a_text_with_a_nul_byte_is_reported():
+    """Nothing is read after a NUL byte, and the error is the first byte that is not text, as when
+    the whole file was read: here a byte that is not UTF-8 on the first line."""
+    data = b"\x89PNG\r\n\x1a\n\x00\x00" + b"\0" * (8 << 20)
+    for name, read in _readers().items():
+        with pipe_path(data) as path:
+            with pytest.raises(InputError, match=r":1: not a text file: byte 0x89 is not UTF-8, at column 1"):
+                read(path)

@@ -12,9 +12,9 @@ Rules
   the second pass reads.
 * Parquet needs random access: Parquet bytes from anything but a regular file are an InputError.
 * Text is read in chunks (gzip decompressed a chunk at a time: a small file that inflates to one huge line
-  is never decompressed whole). A NUL byte is an error as soon as its chunk is read, and so is a line
-  longer than :data:`MAX_LINE_BYTES`: the check is made as the bytes arrive, so a line with no end
-  (``head -c 1G /dev/zero``, or a gzip bomb) costs one chunk of memory, not the whole line.
+  is never decompressed whole). A line longer than :data:`MAX_LINE_BYTES` is an error as soon as its
+  bytes are read, and nothing is read after a NUL byte (the text check then refuses it, or a problem
+  before it): a line with no end (``head -c 1G /dev/zero``, or a gzip bomb) costs a chunk of memory.
 """
 
 from __future__ import annotations
@@ -242,10 +242,17 @@ def sniff_path(path: Any) -> str | None:
         return None
 
 
+def line_ends(data: bytes) -> np.ndarray:
+    """The places of the line feeds of ``data`` (one vectorised scan)."""
+    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+
+
 class TextReader:
     """The text of an :class:`Input` in chunks: gunzipped a chunk at a time, the UTF-8 byte order mark
-    dropped, each chunk checked as it arrives for NUL bytes and lines longer than :data:`MAX_LINE_BYTES`
-    (an InputError naming the file and the line).
+    dropped, each chunk checked as it arrives: a line longer than :data:`MAX_LINE_BYTES` is an InputError
+    naming the file and the line; at a NUL byte the text ends (nothing after it is read): the text check
+    of the reader that reads it (:func:`tierank.io.trec._check_text`) then reports the first byte of the
+    file that is not text, the NUL or one before it, as when the whole file was read.
 
     ``read()`` gives the next chunk (``b""`` at the end); ``ends`` holds the places of the line feeds of the
     chunk last read and ``lines`` the line feeds read before it.
@@ -257,10 +264,9 @@ class TextReader:
     >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
     >>> _ = pathlib.Path(path).write_bytes(b"q1 Q0 d1 1 2.5 t\\nq1 Q0 d\\x002 2 1 t\\n")
     >>> with open_path(path) as source:
-    ...     TextReader(source, 1 << 16).read()
-    Traceback (most recent call last):
-    ...
-    tierank.errors.InputError: ...run.txt:2: not a text file: NUL byte, at column 8
+    ...     reader = TextReader(source, 1 << 16)
+    ...     reader.read(), reader.read()
+    (b'q1 Q0 d1 1 2.5 t\\nq1 Q0 d\\x00', b'')
     """
 
     def __init__(self, source: Input, read_bytes: int) -> None:
@@ -273,6 +279,8 @@ class TextReader:
         self.ends = np.zeros(0, np.int64)     # the line feeds of the last chunk
         self._line_bytes = 0                  # bytes of the line not ended yet, before the last chunk
         self._started = False
+        self._ended = False                   # a NUL byte was read: the text ends after it
+        self._last = b""
 
     def _next(self) -> bytes:
         try:
@@ -284,6 +292,8 @@ class TextReader:
 
     def read(self) -> bytes:
         """The next chunk of text (at most ``read_bytes`` bytes; ``b""`` at the end), checked."""
+        if self._ended:
+            return b""
         chunk = self._next()
         if not self._started:
             self._started = True
@@ -295,12 +305,22 @@ class TextReader:
             if chunk.startswith(_BOM):
                 chunk = chunk[len(_BOM):]
         self.lines += len(self.ends)
-        self.ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
-        self._check(chunk)
+        self.ends = line_ends(chunk)
+        nul = self._check(chunk)
+        if nul >= 0:   # the text ends with the NUL byte: nothing after it is read
+            chunk = chunk[: nul + 1]
+            self.ends = self.ends[: int(np.searchsorted(self.ends, nul))]
+            self._ended = True
+        self._last = chunk
         return chunk
 
-    def _check(self, chunk: bytes) -> None:
-        """The first NUL byte or over-long line of the chunk, an InputError (no loop over bytes or lines)."""
+    def line_ends(self, chunk: bytes) -> np.ndarray:
+        """:func:`line_ends` of ``chunk``, found once: the chunk last read has them already."""
+        return self.ends if chunk is self._last else line_ends(chunk)
+
+    def _check(self, chunk: bytes) -> int:
+        """The first NUL byte or over-long line of the chunk: an over-long line is an InputError, a NUL
+        byte's place is returned (-1: none). No loop over bytes or lines."""
         ends = self.ends
         # where each line ended in the chunk starts (the first one: before the chunk), and the line not ended
         starts = np.empty(len(ends), dtype=np.int64)
@@ -318,11 +338,9 @@ class TextReader:
         self._line_bytes = len(chunk) - tail_start
         nul = chunk.find(b"\0")
         if nul >= 0 and (long_at is None or nul <= long_at):
-            k = int(np.searchsorted(ends, nul))   # the NUL is on the chunk's line k
-            start = int(starts[k]) if k < len(ends) else tail_start
-            raise InputError(f"not a text file: NUL byte, at column {nul - start + 1}", file=self.name,
-                             line=self.lines + k + 1)
+            return nul
         if long_line is not None:
             raise InputError(f"line longer than {MAX_LINE_BYTES:,} bytes, the most a line may hold "
                              "(tierank.io.source.MAX_LINE_BYTES): not a file of runs or judgments?",
                              file=self.name, line=self.lines + long_line + 1)
+        return -1

@@ -71,7 +71,7 @@ from ..data.ranked import concat_ranges
 from ..errors import InputError
 from ..results import Results
 from . import trec
-from .source import Input, TextReader, sniff_path
+from .source import Input, TextReader, line_ends, sniff_path
 from .workers import check_workers
 
 __all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
@@ -107,7 +107,7 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
     checks that ``data`` is text, then calls ``meanwhile()`` (the reader reads on). The text check's
     error comes first, as when the whole file is read."""
     layout = trec._RUN if layout is None else layout
-    parsing = in_background(_columns_of_lines, data, name, first_line, layout)
+    parsing = in_background(trec.columns_of_lines, data, name, layout, first_line)
     try:
         try:
             trec._check_text(data, name)
@@ -123,19 +123,6 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
     return parsing.result()
 
 
-def _columns_of_lines(data: bytes, name: str, first_line: int, layout: Any) -> Columns | None:
-    """The run rows of the lines of ``data`` (checked by :func:`tierank.io.trec.check_lines`), or None."""
-    split, rows, values = trec.check_lines(data, name, layout, first_line)
-    if not len(rows):
-        return None
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    return Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
-                   value=-values if layout.negate else values, source=name,
-                   lines=(rows + first_line).astype(np.int64))
-
-
-def _newlines(data: bytes) -> np.ndarray:
-    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
 
 
 def _last_query_start(query: Any) -> int:
@@ -232,7 +219,8 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
             first += more
         if text_input is not None:
             text_input.head = trec.text_head(first, whole)
-        yield from _line_blocks(_Pending(read, first), name, trec.layout_of("run", format, first), block_rows)
+        pending = _Pending(read, first, reader.line_ends)   # the line ends the reader found are used again
+        yield from _line_blocks(pending, name, trec.layout_of("run", format, first), block_rows)
     finally:
         bar.close()
         if owned:
@@ -244,8 +232,10 @@ class _Pending:
     cut), each scanned once for its line ends. ``fill`` reads on until enough lines are held;
     ``prefetch`` does too but keeps a read error for the ``fill`` that needs those bytes."""
 
-    def __init__(self, read: Callable[[], bytes], first: bytes) -> None:
+    def __init__(self, read: Callable[[], bytes], first: bytes,
+                 newlines: Callable[[bytes], np.ndarray] = line_ends) -> None:
         self._read = read
+        self._newlines = newlines
         self.chunks: list[memoryview] = []
         self.ends: list[np.ndarray] = []    # the line ends of each chunk, as places in that chunk
         self.size = 0                       # bytes held
@@ -257,7 +247,7 @@ class _Pending:
     def _add(self, chunk: bytes) -> None:
         if chunk:
             self.chunks.append(memoryview(chunk))
-            self.ends.append(_newlines(chunk))
+            self.ends.append(self._newlines(chunk))
             self.size += len(chunk)
             self.n_lines += len(self.ends[-1])
 
@@ -314,9 +304,13 @@ class _Pending:
 
 def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Iterator[tuple[Columns, int, bool]]:
     """The blocks of :func:`trec_blocks`: ``block_rows`` lines are parsed (while the next lines are
-    read), the rows of their last query are held back and parsed again at the start of the next block."""
+    read), the rows of their last query are held back and parsed again at the start of the next block.
+    A query longer than a block: the rows parsed so far are kept and their lines dropped, and the next
+    ``block_rows`` lines are parsed, until another query starts (lines are parsed once, at most
+    ``block_rows`` at a time: blank lines cost their bytes only)."""
     line0, row0, want = 1, 0, block_rows
     seen_text = False
+    carried: list[Columns] = []   # rows of one query, whose lines are dropped
     while True:
         text.fill(want)
         last = text.eof and text.n_lines <= want
@@ -324,27 +318,31 @@ def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Ite
         seen_text = seen_text or bool(block.strip())
         read_on = None if last else (lambda: text.prefetch(want + block_rows))
         cols = _parse_lines(block, name, line0, layout, meanwhile=read_on)
+        del block
         if last:
-            if cols is None and row0 == 0:
+            if cols is None and row0 == 0 and not carried:
                 what = "the file is empty" if not seen_text else "the file holds only blank and comment lines"
                 raise InputError(f"no run line: {what} (expected lines '{layout.fields}')", file=name, line=1)
-            if cols is not None:
-                yield cols, row0, True
+            if cols is not None or carried:
+                yield trec.concat_columns(carried + ([cols] if cols is not None else [])), row0, True
             return
-        if cols is None:   # only blank and comment lines (exactly `want` of them): skip them
-            keep = want
-            line0 += want
-        else:
-            k = _last_query_start(cols.query)
-            if k == 0:   # one query so far: read more lines before cutting
-                want *= 2
-                continue
-            assert cols.lines is not None
-            keep = int(cols.lines[k]) - line0     # lines of the block before the held-back query
-            yield _take(cols, slice(0, k)), row0, False
-            row0 += k
-            line0 = int(cols.lines[k])
-            want = block_rows
+        keep = want   # lines of the block before the held-back query (all of them: nothing held back)
+        if cols is not None:
+            # the first row of the last query, counting the last carried row as row -1
+            before = [_take(carried[-1], slice(len(carried[-1].value) - 1, None))] if carried else []
+            start = _last_query_start(trec.concat_columns(before + [cols]).query)
+            k = start - len(before)   # the held-back rows of this block start at row k (0: all of them)
+            if start == 0:   # one query so far (the carried one, if any): keep its rows, read on
+                carried.append(cols)
+            else:
+                assert cols.lines is not None
+                keep = int(cols.lines[k]) - line0
+                block_cols = trec.concat_columns(carried + [_take(cols, slice(0, k))])
+                carried = []
+                yield block_cols, row0, False
+                row0 += len(block_cols.value)
+                del block_cols
+        line0 += keep
         text.drop(text.line_end(keep) if keep else 0)
 
 

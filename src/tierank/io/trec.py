@@ -277,20 +277,31 @@ def _line_of(data: bytes, pos: int) -> tuple[int, int]:
 
 #: Bytes of text read at a time by the whole-file reader.
 _READ_BYTES = 1 << 22
+#: Lines parsed at a time by the whole-file reader. Parsing holds a few dozen bytes for each line of the
+#: piece, blank lines included, so a file of a million blank lines costs its bytes and one piece.
+_PIECE_LINES = 1 << 20
 
 
-def _read_bytes(path: Any) -> tuple[bytes, str]:
+def _read_bytes(path: Any) -> tuple[bytes, str, list[tuple[int, int]]]:
     """The file's text (gunzipped as it is read, without its byte order mark), checked to be text;
     raises InputError naming file and line (a NUL byte or an over-long line as soon as it is read:
-    :class:`tierank.io.source.TextReader`)."""
+    :class:`tierank.io.source.TextReader`). Also the places where pieces of :data:`_PIECE_LINES` lines
+    end, as (byte offset, number of the next line)."""
+    cuts: list[tuple[int, int]] = []
     with open_input(path) as source:
         name = source.name
         reader = TextReader(source, _READ_BYTES)
         text = io.BytesIO()   # its value is the bytes written, not a copy of them
+        size = lines = 0
         while True:
             chunk = reader.read()
             if not chunk:
                 break
+            ends = reader.ends   # the chunk's line ends: those that complete a piece are cuts
+            at = np.arange(_PIECE_LINES - 1 - lines % _PIECE_LINES, len(ends), _PIECE_LINES)
+            cuts.extend((size + int(ends[i]) + 1, lines + int(i) + 2) for i in at)
+            lines += len(ends)
+            size += len(chunk)
             text.write(chunk)
             del chunk
     data = text.getvalue()
@@ -298,12 +309,13 @@ def _read_bytes(path: Any) -> tuple[bytes, str]:
     if isinstance(path, TextInput):
         path.head = text_head(data, whole=True)
     _check_text(data, name)
-    return data, name
+    return data, name, cuts
 
 
-def _check_text(data: bytes, name: str) -> None:
+def _check_text(data: bytes, name: str, first_line: int = 1) -> None:
     """Raise InputError at the first byte that is not text: a control character (NUL included), a
-    carriage return not followed by a line feed, or a byte sequence that is not UTF-8."""
+    carriage return not followed by a line feed, or a byte sequence that is not UTF-8 (``data``'s first
+    line being line ``first_line`` of the file)."""
     problems: list[tuple[int, str]] = []
     bad = data.translate(None, _TEXT_BYTES)
     if bad:
@@ -320,7 +332,7 @@ def _check_text(data: bytes, name: str) -> None:
     if problems:
         pos, what = min(problems)
         line, col = _line_of(data, pos)
-        raise InputError(f"not a text file: {what}, at column {col}", file=name, line=line)
+        raise InputError(f"not a text file: {what}, at column {col}", file=name, line=line + first_line - 1)
 
 
 def _find_all(data: bytes, sub: bytes) -> Iterable[int]:
@@ -634,27 +646,56 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) ->
     return split, rows, values
 
 
-def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -> tuple[Columns, bytes, np.ndarray]:
-    """Read a file (``layout``: a layout, or the kind, "run" or "qrels", with ``format``) into Columns."""
+def columns_of_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) -> Columns | None:
+    """The rows of the lines of ``data`` (whole lines, the first being line ``first_line`` of the file
+    ``name``), checked by :func:`check_lines`; None when it holds no data line."""
+    if not data.strip():   # blank lines only (a C scan; bytes that are not text are the text check's)
+        return None
+    split, rows, values = check_lines(data, name, layout, first_line)
+    if not len(rows):
+        return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    return Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
+                   value=-values if layout.negate else values, source=name,
+                   lines=(rows + first_line).astype(np.int64))
+
+
+def concat_columns(parts: list[Columns]) -> Columns:
+    """The rows of ``parts`` one after the other (the ids of the readers: numpy or pandas Arrow arrays)."""
+    if len(parts) == 1:
+        return parts[0]
+
+    def ids(arrays: list[Any]) -> Any:
+        if isinstance(arrays[0], np.ndarray):
+            return np.concatenate(arrays)
+        return pd.concat([pd.Series(a, copy=False) for a in arrays], ignore_index=True).array
+    lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
+    return Columns(query=ids([p.query for p in parts]), doc=ids([p.doc for p in parts]),
+                   value=np.concatenate([np.asarray(p.value) for p in parts]), source=parts[0].source,
+                   lines=lines)
+
+
+def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -> Columns:
+    """Read a file (``layout``: a layout, or the kind, "run" or "qrels", with ``format``) into Columns,
+    parsing it :data:`_PIECE_LINES` lines at a time (the first bad line is the first piece's with one)."""
     if isinstance(path, TextInput) and format is None:
         format = path.format
-    data, name = _read_bytes(path)
+    data, name, cuts = _read_bytes(path)
     if isinstance(layout, str):
         layout = layout_of(layout, format, data[: 1 << 16])
     skip = _header_end(data, layout)
-    body = data[skip:] if skip else data
-    first_line = 2 if skip else 1
-    split, rows, values = check_lines(body, name, layout, first_line)
-    if not len(rows):
+    starts = [(skip, 2 if skip else 1)] + [(at, line) for at, line in cuts if skip < at < len(data)]
+    parts = []
+    for (start, first_line), (stop, _) in zip(starts, starts[1:] + [(len(data), 0)]):
+        part = columns_of_lines(data[start:stop], name, layout, first_line)
+        if part is not None:
+            parts.append(part)
+    if not parts:
         what = ("the file is empty" if not data.strip() else "the file holds only a header line" if skip
                 else "the file holds only blank and comment lines")
         raise InputError(f"no {layout.kind} line: {what} (expected lines '{layout.fields}')",
                          file=name, line=1)
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    cols = Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
-                   value=-values if layout.negate else values, source=name,
-                   lines=(rows + first_line).astype(np.int64))
-    return cols, body, rows
+    return concat_columns(parts)
 
 
 def _fields(line: str) -> list[str]:
@@ -674,7 +715,7 @@ def read_run_columns(path: Any, format: str | None = None) -> Columns:
     This is what :func:`tierank.evaluate` calls for a run given as a path; see :func:`read_run` for
     the formats and rules (an MS MARCO run's scores are ``-rank``).
     """
-    return _read_columns(path, "run", format)[0]
+    return _read_columns(path, "run", format)
 
 
 def read_qrels_columns(path: Any, format: str | None = None) -> Columns:
@@ -683,7 +724,7 @@ def read_qrels_columns(path: Any, format: str | None = None) -> Columns:
     This is what :func:`tierank.evaluate` calls for qrels given as a path; see :func:`read_qrels`
     for the formats and rules.
     """
-    return _read_columns(path, "qrels", format)[0]
+    return _read_columns(path, "qrels", format)
 
 
 def _frame(cols: Columns, value: str) -> pd.DataFrame:
@@ -827,12 +868,12 @@ def read_run_tag(path: Any) -> str:
     runid = "stdin" if source is not None and source.is_stdin else os.path.basename(name)
     if format == "msmarco":
         return runid
-    head = source.head if source is not None else None
+    head, first = (source.head, 1) if source is not None and source.head is not None else (None, 1)
     if head is None:   # not read yet: its first lines (a pipe's are then gone)
-        head = _text_head(path)
+        head, first = _text_head(path)
     if layout_of("run", format, head).format == "msmarco":
         return runid
-    for number, raw in enumerate(head.split(b"\n")[:-1], start=1):
+    for number, raw in enumerate(head.split(b"\n")[:-1], start=first):
         fields = raw.decode("utf-8", errors="replace").split()
         if not fields or fields[0].startswith("#"):
             continue
@@ -840,8 +881,8 @@ def read_run_tag(path: Any) -> str:
             raise InputError(f"expected at least 6 fields ({_RUN.fields}), found {len(fields)}",
                              file=name, line=number)
         return fields[5]
-    raise InputError("no run line in the first 64 KiB (expected lines 'qid Q0 docid rank score tag')",
-                     file=name, line=1)
+    what = "in the first 64 KiB read" if source is not None and source.head is not None else "in the file"
+    raise InputError(f"no run line {what} (expected lines '{_RUN.fields}')", file=name, line=1)
 
 
 def text_head(text: bytes, whole: bool) -> bytes:
@@ -853,17 +894,28 @@ def text_head(text: bytes, whole: bool) -> bytes:
     return head
 
 
-def _text_head(path: Any) -> bytes:
-    """The first lines of a text file, up to its first data line (or 64 KiB, or its end)."""
+def _text_head(path: Any) -> tuple[bytes, int]:
+    """The lines of a text file from the last blank or comment line before its first data line to
+    that line (or to its end), and the number of the first of them: the lines before are read and
+    forgotten, so a long preamble costs no memory."""
     with open_input(path) as source:
+        name = source.name
         reader = TextReader(source, 1 << 16)
-        text = b""
-        while len(text) < 1 << 16 and _first_data_line(text) is None:
+        text, first = b"", 1
+        while True:
             more = reader.read()
             if not more:
-                return text_head(text, whole=True)
+                text += b"\n" if text and not text.endswith(b"\n") else b""
+                break
             text += more
-    return text_head(text, whole=False)
+            if _first_data_line(text) is not None:
+                break
+            cut = text.rfind(b"\n") + 1   # whole lines, blank or comments: forgotten
+            _check_text(text[:cut], name, first)
+            first += text.count(b"\n", 0, cut)
+            text = text[cut:]
+    _check_text(text[: text.rfind(b"\n") + 1], name, first)   # whole lines (a UTF-8 character may be cut)
+    return text, first
 
 
 # -------------------------------------------------------------------------------------------- write
