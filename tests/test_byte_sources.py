@@ -500,3 +500,18 @@ def test_the_first_problem_of_a_text_with_a_nul_byte_is_reported():
         with pipe_path(data) as path:
             with pytest.raises(InputError, match=r":1: not a text file: byte 0x89 is not UTF-8, at column 1"):
                 read(path)
+
+
+def test_report_reads_a_pipe_once(files):
+    """The HTML report reads each run twice (its evaluation, its tie report): a pipe is read once, into
+    memory (it read an empty pipe the second time: 'no run line: the file is empty'; a FIFO hung)."""
+    from tierank.html_report import report_html
+
+    qrels, run = str(files / "qrels.txt"), files / "shuffled.txt"
+    want = report_html(qrels, {"A": str(run)}, ["AP", "nDCG@10"], plots=False)
+    with pipe_path(run.read_bytes()) as path:
+        got = report_html(qrels, {"A": path}, ["AP", "nDCG@10"], plots=False)
+    numbers = re.compile(r"\d\.\d{4}")
+    assert numbers.findall(got) == numbers.findall(want)
+    mean_ap = tierank.evaluate(qrels, str(run), ["AP"]).mean["AP"]
+    assert f"{mean_ap:.4f}" in got
