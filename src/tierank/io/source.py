@@ -322,20 +322,17 @@ class TextReader:
         """The first NUL byte or over-long line of the chunk: an over-long line is an InputError, a NUL
         byte's place is returned (-1: none). No loop over bytes or lines."""
         ends = self.ends
-        # where each line ended in the chunk starts (the first one: before the chunk), and the line not ended
-        starts = np.empty(len(ends), dtype=np.int64)
-        if len(ends):
-            starts[0] = -self._line_bytes
-            starts[1:] = ends[:-1] + 1
-        tail_start = int(ends[-1]) + 1 if len(ends) else -self._line_bytes
-        longs = np.flatnonzero(ends - starts > MAX_LINE_BYTES)
+        # from the start of a line (the first: before the chunk), its end must be within MAX_LINE_BYTES
+        # bytes; the last line end there starts the next look (about one look per MiB of text)
+        start, size = -self._line_bytes, len(chunk)
         long_line, long_at = None, None   # the first over-long line (0-based in the chunk), where it passes the limit
-        if len(longs):
-            long_line = int(longs[0])
-            long_at = int(starts[long_line]) + MAX_LINE_BYTES
-        elif len(chunk) - tail_start > MAX_LINE_BYTES:
-            long_line, long_at = len(ends), tail_start + MAX_LINE_BYTES
-        self._line_bytes = len(chunk) - tail_start
+        while start + MAX_LINE_BYTES < size:
+            end = chunk.rfind(b"\n", max(start, 0), start + MAX_LINE_BYTES + 1)
+            if end < 0:
+                long_line, long_at = int(np.searchsorted(ends, start)), start + MAX_LINE_BYTES
+                break
+            start = end + 1
+        self._line_bytes = size - (int(ends[-1]) + 1) if len(ends) else self._line_bytes + size
         nul = chunk.find(b"\0")
         if nul >= 0 and (long_at is None or nul <= long_at):
             return nul

@@ -7,8 +7,10 @@ How it works
 2. The run is read block by block, on a thread that starts while the qrels are read (up to 8 blocks
    ahead until then, one block ahead of the evaluation afterwards): about ``block_rows`` lines at a
    time, cut at a line end. The rows of the last query of a block are held back and read again at the
-   start of the next block, so every block holds whole queries (a query longer than a block makes the
-   block grow until it ends).
+   start of the next block, so every block holds whole queries (a query longer than a block: its rows
+   are kept and the next lines parsed, ``block_rows`` at a time, until another query starts; each line is
+   parsed once, so blank lines inside a query cost their bytes only). The text comes from
+   :class:`tierank.io.source.TextReader` (lines of at most 1 MiB, checked as they arrive).
    Each block is parsed with the rules and messages of :func:`tierank.io.trec.read_run` (pyarrow's CSV
    reader, the same checks; errors name the file and the line of the whole file), on a second thread
    while the reading thread checks that the block is text and reads the next lines (the parser releases
