@@ -57,7 +57,6 @@ import gzip
 import io
 import os
 import re
-import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -66,7 +65,7 @@ import pandas as pd
 
 from ..data.columns import Columns, normalized
 from ..errors import InputError
-from .source import Input, TextReader, open_path, open_stdin, sniff_path
+from .source import Input, TextReader, open_path, open_stdin
 
 __all__ = [
     "read_run",
@@ -284,9 +283,9 @@ _PIECE_LINES = 1 << 20
 
 def _read_bytes(path: Any) -> tuple[bytes, str, list[tuple[int, int]]]:
     """The file's text (gunzipped as it is read, without its byte order mark), checked to be text;
-    raises InputError naming file and line (a NUL byte or an over-long line as soon as it is read:
-    :class:`tierank.io.source.TextReader`). Also the places where pieces of :data:`_PIECE_LINES` lines
-    end, as (byte offset, number of the next line)."""
+    raises InputError naming file and line (an over-long line as soon as it is read, and nothing is read
+    after a NUL byte: :class:`tierank.io.source.TextReader`). Also the places where pieces of
+    :data:`_PIECE_LINES` lines end, as (byte offset, number of the next line)."""
     cuts: list[tuple[int, int]] = []
     with open_input(path) as source:
         name = source.name
@@ -870,7 +869,7 @@ def read_run_tag(path: Any) -> str:
         return runid
     head, first = (source.head, 1) if source is not None and source.head is not None else (None, 1)
     if head is None:   # not read yet: its first lines (a pipe's are then gone)
-        head, first = _text_head(path)
+        head, first = _first_lines(path)
     if layout_of("run", format, head).format == "msmarco":
         return runid
     for number, raw in enumerate(head.split(b"\n")[:-1], start=first):
@@ -894,7 +893,7 @@ def text_head(text: bytes, whole: bool) -> bytes:
     return head
 
 
-def _text_head(path: Any) -> tuple[bytes, int]:
+def _first_lines(path: Any) -> tuple[bytes, int]:
     """The lines of a text file from the last blank or comment line before its first data line to
     that line (or to its end), and the number of the first of them: the lines before are read and
     forgotten, so a long preamble costs no memory."""
