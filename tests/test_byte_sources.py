@@ -515,3 +515,28 @@ def test_report_reads_a_pipe_once(files):
     assert numbers.findall(got) == numbers.findall(want)
     mean_ap = tierank.evaluate(qrels, str(run), ["AP"]).mean["AP"]
     assert f"{mean_ap:.4f}" in got
+
+
+def test_sigterm_while_a_pipe_is_waited_for_ends_the_command(files):
+    """SIGTERM while the reading thread waits for a pipe's next bytes ends the command at once (it waited
+    for the thread, that is for the producer's next bytes or its end; leaving the thread behind then made
+    the interpreter abort at exit on the lock of sys.stdin it held)."""
+    import signal
+    import time
+
+    with subprocess.Popen([sys.executable, "-m", "tierank", str(files / "qrels.txt"), "-", "-m", "AP"],
+                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env=dict(os.environ)) as proc:
+        try:
+            proc.stdin.write((files / "run.txt").read_bytes()[:10_000])   # a part: the producer runs on
+            proc.stdin.flush()
+            time.sleep(3)   # the command has started and waits for the rest
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=15)
+            err = proc.stderr.read()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert b"Fatal Python error" not in err, err

@@ -20,6 +20,7 @@ Rules
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import stat
 import sys
@@ -85,7 +86,8 @@ class Input:
         self._fh = fh
         self._owned = owned
         self.count = 0   # bytes read from the input (the progress bar's)
-        self._spool = tempfile.TemporaryFile(prefix="tierank-") if spool and not regular else None
+        # unbuffered (no lock a reading thread could hold at exit); unlinked when made
+        self._spool = tempfile.TemporaryFile(prefix="tierank-", buffering=0) if spool and not regular else None
         self._passes = 1
         head = b""
         try:
@@ -114,7 +116,9 @@ class Input:
         if data:
             self.count += len(data)
             if self._spool is not None and self._passes == 1:
-                self._spool.write(data)
+                view = memoryview(data)
+                while view:   # an unbuffered write may write part of it
+                    view = view[self._spool.write(view):]
         return data
 
     def read(self, n: int | None = -1) -> bytes:
@@ -226,8 +230,19 @@ def open_path(path: Any, name: str | None = None, *, spool: bool = False) -> Inp
 
 
 def open_stdin(name: str, *, spool: bool = False) -> Input:
-    """Standard input as an :class:`Input` (read once; closing it leaves standard input open)."""
-    return Input(sys.stdin.buffer, name, regular=False, owned=False, spool=spool)
+    """Standard input as an :class:`Input` (read once; closing it leaves standard input open).
+
+    Its file descriptor is read through a duplicate, unbuffered: a reading thread left waiting for a
+    pipe's next bytes when the process is stopped holds no lock of ``sys.stdin`` (the interpreter
+    would abort on it at exit). A ``sys.stdin`` with no file descriptor is read as it is."""
+    stdin = getattr(sys.stdin, "buffer", None)
+    if stdin is None:
+        raise InputError("standard input is closed", file=name)
+    try:
+        fd = os.dup(stdin.fileno())
+    except (AttributeError, OSError, io.UnsupportedOperation):   # not a file (a test's BytesIO)
+        return Input(stdin, name, regular=False, owned=False, spool=spool)
+    return Input(os.fdopen(fd, "rb", buffering=0), name, regular=False, owned=True, spool=spool)
 
 
 def sniff_path(path: Any) -> str | None:

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import tempfile
 import threading
 from concurrent.futures import wait
@@ -564,15 +565,18 @@ class _read_ahead:   # noqa: N801 - used as a function returning an iterator
             raise StopIteration
         return item
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Stop the reader; ``wait``: until it has stopped (``False`` when the process is being stopped,
+        by SIGTERM or Ctrl-C: a reader waiting for a pipe's next bytes is left behind, a daemon thread)."""
         self.finished = True
         self.stop.set()
-        while self.reader.is_alive():   # let a reader blocked on the full queue see the stop
+        while wait and self.reader.is_alive():   # let a reader blocked on the full queue see the stop
             try:
                 self.ready.get(timeout=0.05)
             except queue.Empty:
                 pass
-        self.reader.join()
+        if wait:
+            self.reader.join()
 
 
 @dataclass
@@ -727,8 +731,9 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
             for cols, pos in buckets:
                 driver.add(cols, pos, check_grouped=False)
     finally:
-        if reader is not None:
-            reader.close()
+        if reader is not None:   # stopped (SystemExit, KeyboardInterrupt): do not wait for a pipe's bytes
+            stopping = sys.exc_info()[0]
+            reader.close(wait=stopping is None or issubclass(stopping, Exception))
     return driver.results()
 
 
