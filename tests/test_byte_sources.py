@@ -540,3 +540,24 @@ def test_sigterm_while_a_pipe_is_waited_for_ends_the_command(files):
                 proc.kill()
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert b"Fatal Python error" not in err, err
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.sampled_from(["q1 Q0 d1 1 1 t", "q1 Q0 d2 2 0.5 t", "q2 Q0 d1 1 2 t", "", "  ", "# c",
+                                       "q3 Q0 d9 1 x t", "q3 Q0 d8 1", "q\xe9 Q0 d7 1 1 t"]), min_size=1, max_size=40),
+       piece=st.integers(1, 8), crlf=st.booleans(), read_bytes=st.sampled_from([3, 17, 1 << 22]))
+def test_whole_file_read_in_pieces_equals_read_at_once(tmp_path, monkeypatch, lines, piece, crlf, read_bytes):
+    """The whole-file reader parses pieces of _PIECE_LINES lines: the rows (ids, values, line numbers), or
+    the error (message and line), are those of one parse of the whole file."""
+    path = tmp_path / "run.txt"
+    path.write_bytes(("\r\n" if crlf else "\n").join(lines).encode("latin-1"))
+    monkeypatch.setattr(trec, "_READ_BYTES", read_bytes)
+
+    def read(piece_lines):
+        monkeypatch.setattr(trec, "_PIECE_LINES", piece_lines)
+        try:
+            cols = trec.read_run_columns(str(path))
+        except InputError as err:
+            return err.message, err.line
+        return list(cols.query), list(cols.doc), cols.value.tolist(), cols.lines.tolist()
+    assert read(piece) == read(1 << 40)

@@ -57,7 +57,7 @@ import gzip
 import io
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -669,9 +669,8 @@ def concat_columns(parts: list[Columns]) -> Columns:
             return np.concatenate(arrays)
         return pd.concat([pd.Series(a, copy=False) for a in arrays], ignore_index=True).array
     lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
-    return Columns(query=ids([p.query for p in parts]), doc=ids([p.doc for p in parts]),
-                   value=np.concatenate([np.asarray(p.value) for p in parts]), source=parts[0].source,
-                   lines=lines)
+    return replace(parts[0], query=ids([p.query for p in parts]), doc=ids([p.doc for p in parts]),
+                   value=np.concatenate([np.asarray(p.value) for p in parts]), lines=lines)
 
 
 def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -> Columns:
