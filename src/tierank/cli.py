@@ -294,6 +294,23 @@ def main() -> None:
       tierank measures [NAME]                      every measure, its parameters and names
       tierank report QRELS RUN... -o report.html   one self-contained HTML report
     """
+    _exit_on_sigterm(click.get_current_context())
+
+
+def _exit_on_sigterm(ctx: click.Context) -> None:
+    """SIGTERM ends the command as an exception would (exit status 128 + 15), so that the ``finally``
+    blocks and ``with`` statements on the way out run: the temporary files of a run read a second time
+    are removed, as on Ctrl-C (the default action of SIGTERM kills the process on the spot). The handler
+    is the command's only: the one before it comes back when the command ends."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():   # signal handlers: main thread only
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+    previous = signal.signal(signal.SIGTERM, terminate)
+    ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, previous))
 
 
 def _measure_names() -> list[str]:
@@ -379,15 +396,17 @@ _FORMAT_OPTIONS = [
 
 def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
                  qrels_format: str | None) -> tuple[Any, tuple]:
-    """The qrels and runs, as :class:`tierank.io.trec.TextInput` where a format is given or the file is
-    '-' (standard input, at most once); plain paths otherwise."""
+    """The qrels and runs, as :class:`tierank.io.trec.TextInput` where a format is given, the file is
+    '-' (standard input, at most once) or it is not a regular file (a pipe, ``/dev/stdin``, ``<(...)``:
+    read once, the TextInput keeps its first lines for the run's tag); plain paths otherwise."""
     from .io.trec import TextInput
 
     if [qrels, *runs].count("-") > 1:
         raise click.UsageError("'-' (standard input) can be read only once: give it for one file only")
 
     def wrap(path: str, fmt: str | None) -> Any:
-        return TextInput(path, fmt) if path == "-" or fmt is not None else path
+        once = path != "-" and not os.path.isdir(path) and not os.path.isfile(path)
+        return TextInput(path, fmt) if path == "-" or fmt is not None or once else path
     return wrap(qrels, qrels_format), tuple(wrap(r, run_format) for r in runs)
 
 

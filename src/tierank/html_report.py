@@ -147,10 +147,12 @@ def report_html(qrels: Any, runs: Sequence[Any] | Mapping[str, Any], measures: A
     columns = list(dict.fromkeys(str(m.measure) for m in shown))
     numeric = [m for m in shown if not m.measure.family.text]
     for run in named:
-        run.results = _evaluate(run, judged, columns, ties=ties, missing=missing, seed=seed,
+        source = _read_once(run.source)
+        run.results = _evaluate(run, source, judged, columns, ties=ties, missing=missing, seed=seed,
                                 no_relevant=no_relevant, trec_eval_version=trec_eval_version)
-        run.ties = _tie_report(run, judged, numeric, missing=missing, no_relevant=no_relevant,
+        run.ties = _tie_report(run, source, judged, numeric, missing=missing, no_relevant=no_relevant,
                                trec_eval_version=trec_eval_version)
+        del source
         notes += [f"{run.name}: {w}" for w in run.notes]
     comparison, comparison_note = _compare(named, numeric, test=test, alpha=alpha, correction=correction,
                                            n_resamples=n_resamples, seed=seed)
@@ -251,22 +253,32 @@ def _messages(caught: list) -> list[str]:
     return list(dict.fromkeys(str(w.message) for w in caught))
 
 
-def _evaluate(run: _Run, qrels: Any, columns: list[str], **options: Any) -> Any:
+def _read_once(source: Any) -> Any:
+    """The run as the report reads it twice (evaluation, tie report): a path naming a pipe or a FIFO
+    (``<(...)``, ``/dev/stdin``), which can be read only once, is read here into memory."""
+    if _is_path(source) and os.path.exists(source) and not os.path.isfile(source) and not os.path.isdir(source):
+        from .io.frames import to_columns
+
+        return to_columns(source, "run")
+    return source
+
+
+def _evaluate(run: _Run, source: Any, qrels: Any, columns: list[str], **options: Any) -> Any:
     import tierank
 
     with _collect_warnings() as caught:
-        res = tierank.evaluate(qrels, run.source, columns, bounds=True, **options)
+        res = tierank.evaluate(qrels, source, columns, bounds=True, **options)
     run.notes += _messages(caught)
     return res
 
 
-def _tie_report(run: _Run, qrels: Any, numeric: list, **options: Any) -> Any:
+def _tie_report(run: _Run, source: Any, qrels: Any, numeric: list, **options: Any) -> Any:
     from .report import tie_report
 
     if not numeric:
         return None
     with _collect_warnings() as caught:
-        rep = tie_report(qrels, run.source, {m.label: m.measure for m in numeric}, name=run.name, **options)
+        rep = tie_report(qrels, source, {m.label: m.measure for m in numeric}, name=run.name, **options)
     run.notes += [m for m in _messages(caught) if m not in run.notes]
     return rep
 

@@ -30,6 +30,7 @@ from .._threads import map_on_two_threads
 from ..data.columns import Columns
 from ..errors import InputError
 from .frames import find_columns, to_columns
+from .source import NOT_SEEKABLE_PARQUET
 
 __all__ = ["parquet_files", "read_run_parquet", "read_qrels_parquet", "read_columns_parquet", "parquet_source"]
 
@@ -51,6 +52,8 @@ def parquet_files(path: str | os.PathLike) -> list[str]:
     """
     name = os.fspath(path)
     if not os.path.isdir(name):
+        if os.path.exists(name) and not os.path.isfile(name):   # a pipe, a FIFO: read once, from the start
+            raise InputError(NOT_SEEKABLE_PARQUET, file=os.fsdecode(name))
         return [name]
     import pyarrow.dataset as ds
 

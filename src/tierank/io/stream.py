@@ -7,8 +7,10 @@ How it works
 2. The run is read block by block, on a thread that starts while the qrels are read (up to 8 blocks
    ahead until then, one block ahead of the evaluation afterwards): about ``block_rows`` lines at a
    time, cut at a line end. The rows of the last query of a block are held back and read again at the
-   start of the next block, so every block holds whole queries (a query longer than a block makes the
-   block grow until it ends).
+   start of the next block, so every block holds whole queries (a query longer than a block: its rows
+   are kept and the next lines parsed, ``block_rows`` at a time, until another query starts; each line is
+   parsed once, so blank lines inside a query cost their bytes only). The text comes from
+   :class:`tierank.io.source.TextReader` (lines of at most 1 MiB, checked as they arrive).
    Each block is parsed with the rules and messages of :func:`tierank.io.trec.read_run` (pyarrow's CSV
    reader, the same checks; errors name the file and the line of the whole file), on a second thread
    while the reading thread checks that the block is text and reads the next lines (the parser releases
@@ -27,7 +29,8 @@ How it works
 Runs not grouped by query
 -------------------------
 TREC runs list each query's lines together. When a query comes back in a later block after other
-queries, the first pass stops and a second pass reads the file again, writing its rows to temporary
+queries, the first pass stops and a second pass reads the file again (the same open file, from its
+start; a pipe or standard input: the copy made while the first pass read it), writing its rows to temporary
 Arrow files, one per hash bucket of the query id (about ``block_rows`` rows each, at most 256 files, in
 ``tempfile.gettempdir()`` unless ``TMPDIR`` says otherwise), then evaluates bucket by bucket: memory
 stays bounded, the results are the same bit for bit, and the run costs about one more read and one
@@ -46,15 +49,15 @@ whole file is checked for bytes that are not text before any line is parsed), an
 
 from __future__ import annotations
 
-import gzip
 import os
 import queue
+import sys
 import tempfile
 import threading
-import zlib
 from concurrent.futures import wait
+from contextlib import closing
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, Generator, Iterator
 
 import numpy as np
 import pandas as pd
@@ -71,6 +74,7 @@ from ..data.ranked import concat_ranges
 from ..errors import InputError
 from ..results import Results
 from . import trec
+from .source import Input, TextReader, line_ends, sniff_path
 from .workers import check_workers
 
 __all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
@@ -106,7 +110,7 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
     checks that ``data`` is text, then calls ``meanwhile()`` (the reader reads on). The text check's
     error comes first, as when the whole file is read."""
     layout = trec._RUN if layout is None else layout
-    parsing = in_background(_columns_of_lines, data, name, first_line, layout)
+    parsing = in_background(trec.columns_of_lines, data, name, layout, first_line)
     try:
         trec._check_text(data, name, first_line)
         if meanwhile is not None:
@@ -117,86 +121,6 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
     return parsing.result()
 
 
-def _columns_of_lines(data: bytes, name: str, first_line: int, layout: Any) -> Columns | None:
-    """The run rows of the lines of ``data`` (checked by :func:`tierank.io.trec.check_lines`), or None."""
-    split, rows, values = trec.check_lines(data, name, layout, first_line)
-    if not len(rows):
-        return None
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    return Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
-                   value=-values if layout.negate else values, source=name,
-                   lines=(rows + first_line).astype(np.int64))
-
-
-class _Prefixed:
-    """A binary stream read from its start: ``prefix`` (bytes already read) then the rest of ``raw``;
-    counts the bytes read from ``raw`` (for the progress bar) and copies them to ``tee`` if given."""
-
-    def __init__(self, raw: Any, tee: Any = None) -> None:
-        self.raw = raw
-        self.tee = tee
-        self.count = 0
-        self.prefix = self._raw_read(2)
-
-    def _raw_read(self, n: int) -> bytes:
-        data = self.raw.read(n)
-        self.count += len(data)
-        if self.tee is not None and data:
-            self.tee.write(data)
-        return data
-
-    def read(self, n: int = -1) -> bytes:
-        if self.prefix:
-            head, self.prefix = self.prefix, b""
-            if n is None or n < 0:
-                return head + self._raw_read(-1)
-            return head + (self._raw_read(n - len(head)) if n > len(head) else b"")
-        return self._raw_read(n)
-
-    def readable(self) -> bool:
-        return True
-
-
-class _StdinSpool:
-    """Standard input for a streamed run: the first pass reads it and copies it to an anonymous
-    temporary file; a second pass (a run not grouped by query) reads that copy, once the rest of the
-    stream is copied too."""
-
-    def __init__(self, source: Any, tee: bool) -> None:
-        self.source = source
-        self.copy = tempfile.TemporaryFile(prefix="tierank-stdin-") if tee else None
-        self.passes = 0
-
-    def open(self) -> tuple[Any, Any]:
-        """(the file object to read, the one to copy to or None)."""
-        self.passes += 1
-        if self.passes == 1:
-            self._stdin = self.source.open()
-            return self._stdin, self.copy
-        if self.copy is None:   # pragma: no cover - the second pass needs the copy
-            raise InputError("standard input can be read only once", file=trec.STDIN_NAME)
-        while True:   # the part of the stream the first pass did not read
-            chunk = self._stdin.read(_READ_BYTES)
-            if not chunk:
-                break
-            self.copy.write(chunk)
-        self.copy.flush()
-        self.copy.seek(0)
-        return trec._Unclosed(self.copy), None
-
-    def size(self) -> int:
-        if self.copy is None:
-            return 0
-        self.copy.flush()
-        return os.fstat(self.copy.fileno()).st_size
-
-    def close(self) -> None:
-        if self.copy is not None:
-            self.copy.close()
-
-
-def _newlines(data: bytes) -> np.ndarray:
-    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
 
 
 def _last_query_start(query: Any) -> int:
@@ -244,12 +168,12 @@ def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
 
 
 def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, format: str | None = None,
-                spool: _StdinSpool | None = None) -> Iterator[tuple[Columns, int, bool]]:
+                source: Input | None = None) -> Iterator[tuple[Columns, int, bool]]:
     """The rows of a TREC (or MS MARCO) run file in blocks of whole queries.
 
-    ``path``: a path or a :class:`tierank.io.trec.TextInput` (standard input: read through ``spool``,
-    which keeps a copy for a second pass); ``format``: as for :func:`tierank.io.trec.read_run` (None:
-    detected from the first bytes).
+    ``path``: a path or a :class:`tierank.io.trec.TextInput`; ``source``: its input, already opened
+    (:func:`tierank.io.trec.open_input`; left open), else it is opened here (and closed); ``format``: as for
+    :func:`tierank.io.trec.read_run` (None: detected from the first bytes).
 
     Yields ``(columns, first_row, last)``: the rows of the block (ids and scores as
     :func:`tierank.io.trec.read_run_columns` gives them, line numbers of the whole file), the number
@@ -264,51 +188,43 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
     >>> [(list(c.query), first, last) for c, first, last in trec_blocks(path, block_rows=2)]
     [(['q1', 'q1', 'q2'], 0, False), (['q3'], 3, True)]
     """
-    source = path if isinstance(path, trec.TextInput) else None
-    if source is not None and format is None:
-        format = source.format
-    name = source.name if source is not None else trec._name(path)
+    text_input = path if isinstance(path, trec.TextInput) else None
+    if text_input is not None and format is None:
+        format = text_input.format
     block_rows = max(1, int(block_rows))
-    tee = None
-    if source is not None and source.is_stdin:
-        if spool is None:
-            spool = _StdinSpool(source, tee=False)
-        base, tee = spool.open()
-        total = None
-    else:
-        base = source.open() if source is not None else open(path, "rb")
-        total = os.fstat(base.fileno()).st_size
-    raw = _Prefixed(base, tee)
-    bar = ProgressBar(progress, total, os.path.basename(name), "B")
+    owned = source is None
+    if source is None:
+        source = trec.open_input(path)
+    name = source.name
+    bar = ProgressBar(progress, source.size(), os.path.basename(name), "B")
     try:
-        fh: Any = gzip.GzipFile(fileobj=cast(Any, raw), mode="rb") if raw.prefix == b"\x1f\x8b" else raw
+        reader = TextReader(source, _READ_BYTES)
         at = 0
 
         def read() -> bytes:
             nonlocal at
-            try:
-                chunk = fh.read(_READ_BYTES)
-            except (OSError, EOFError, zlib.error) as err:
-                raise InputError(f"not a valid gzip file ({err})", file=name) from None
-            bar.update(raw.count - at)
-            at = raw.count
+            chunk = reader.read()
+            bar.update(source.count - at)
+            at = source.count
             return chunk
         first = read()
+        whole = not first
         # the layout is told from a whole first data line, whatever the read size: read on until one is
-        # held, or 64 KB without the byte order mark (what the whole file's reading looks at), or the end
-        while first and len(first) < (1 << 16) + len(trec._BOM) and trec._first_data_line(first) is None:
+        # held, or 64 KB (the reader drops a byte order mark: what the whole file's reading looks at), or the end
+        while first and len(first) < 1 << 16 and trec._first_data_line(first) is None:
             more = read()
             if not more:
+                whole = True
                 break
             first += more
-        if source is not None and source.is_stdin:
-            source.head = first[: 1 << 16]
-        if first.startswith(trec._BOM):
-            first = first[len(trec._BOM):]
-        yield from _line_blocks(_Pending(read, first), name, trec.layout_of("run", format, first, name), block_rows)
+        if text_input is not None:
+            text_input.head = trec.text_head(first, whole)
+        pending = _Pending(read, first, reader.line_ends)   # the line ends the reader found are used again
+        yield from _line_blocks(pending, name, trec.layout_of("run", format, first, name), block_rows)
     finally:
         bar.close()
-        base.close()
+        if owned:
+            source.close()
 
 
 class _Pending:
@@ -316,8 +232,10 @@ class _Pending:
     cut), each scanned once for its line ends. ``fill`` reads on until enough lines are held;
     ``prefetch`` does too but keeps a read error for the ``fill`` that needs those bytes."""
 
-    def __init__(self, read: Callable[[], bytes], first: bytes) -> None:
+    def __init__(self, read: Callable[[], bytes], first: bytes,
+                 newlines: Callable[[bytes], np.ndarray] = line_ends) -> None:
         self._read = read
+        self._newlines = newlines
         self.chunks: list[memoryview] = []
         self.ends: list[np.ndarray] = []    # the line ends of each chunk, as places in that chunk
         self.size = 0                       # bytes held
@@ -329,7 +247,7 @@ class _Pending:
     def _add(self, chunk: bytes) -> None:
         if chunk:
             self.chunks.append(memoryview(chunk))
-            self.ends.append(_newlines(chunk))
+            self.ends.append(self._newlines(chunk))
             self.size += len(chunk)
             self.n_lines += len(self.ends[-1])
 
@@ -386,9 +304,13 @@ class _Pending:
 
 def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Iterator[tuple[Columns, int, bool]]:
     """The blocks of :func:`trec_blocks`: ``block_rows`` lines are parsed (while the next lines are
-    read), the rows of their last query are held back and parsed again at the start of the next block."""
+    read), the rows of their last query are held back and parsed again at the start of the next block.
+    A query longer than a block: the rows parsed so far are kept and their lines dropped, and the next
+    ``block_rows`` lines are parsed, until another query starts (lines are parsed once, at most
+    ``block_rows`` at a time: blank lines cost their bytes only)."""
     line0, row0, want = 1, 0, block_rows
     seen_text = False
+    carried: list[Columns] = []   # rows of one query, whose lines are dropped
     while True:
         text.fill(want)
         last = text.eof and text.n_lines <= want
@@ -396,27 +318,31 @@ def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Ite
         seen_text = seen_text or bool(block.strip())
         read_on = None if last else (lambda: text.prefetch(want + block_rows))
         cols = _parse_lines(block, name, line0, layout, meanwhile=read_on)
+        del block
         if last:
-            if cols is None and row0 == 0:
+            if cols is None and row0 == 0 and not carried:
                 what = "the file is empty" if not seen_text else "the file holds only blank and comment lines"
                 raise InputError(f"no run line: {what} (expected lines '{layout.fields}')", file=name, line=1)
-            if cols is not None:
-                yield cols, row0, True
+            if cols is not None or carried:
+                yield trec.concat_columns(carried + ([cols] if cols is not None else [])), row0, True
             return
-        if cols is None:   # only blank and comment lines (exactly `want` of them): skip them
-            keep = want
-            line0 += want
-        else:
-            k = _last_query_start(cols.query)
-            if k == 0:   # one query so far: read more lines before cutting
-                want *= 2
-                continue
-            assert cols.lines is not None
-            keep = int(cols.lines[k]) - line0     # lines of the block before the held-back query
-            yield _take(cols, slice(0, k)), row0, False
-            row0 += k
-            line0 = int(cols.lines[k])
-            want = block_rows
+        keep = want   # lines of the block before the held-back query (all of them: nothing held back)
+        if cols is not None:
+            # the first row of the last query, counting the last carried row as row -1
+            before = [_take(carried[-1], slice(len(carried[-1].value) - 1, None))] if carried else []
+            start = _last_query_start(trec.concat_columns(before + [cols]).query)
+            k = start - len(before)   # the held-back rows of this block start at row k (0: all of them)
+            if start == 0:   # one query so far (the carried one, if any): keep its rows, read on
+                carried.append(cols)
+            else:
+                assert cols.lines is not None
+                keep = int(cols.lines[k]) - line0
+                block_cols = trec.concat_columns(carried + [_take(cols, slice(0, k))])
+                carried = []
+                yield block_cols, row0, False
+                row0 += len(block_cols.value)
+                del block_cols
+        line0 += keep
         text.drop(text.line_end(keep) if keep else 0)
 
 
@@ -512,7 +438,7 @@ class _Driver:
 
 
 def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where: str,
-              ) -> Iterator[tuple[Columns, np.ndarray]]:
+              ) -> Generator[tuple[Columns, np.ndarray], None, None]:
     """Blocks of whole queries of any run: its rows written to ``n_buckets`` temporary Arrow files by a
     hash of the query id, then read back one file at a time (rows in file order in each)."""
     import pyarrow.ipc as ipc
@@ -571,16 +497,14 @@ def is_run_file(run: Any) -> bool:
 
 
 def is_parquet(path: Any) -> bool:
-    """Whether ``path`` is a directory (a Parquet dataset) or a file starting with Parquet's magic bytes."""
+    """Whether ``path`` is a directory (a Parquet dataset) or a regular file starting with Parquet's magic
+    bytes. Anything else (a pipe, a FIFO, ``/dev/stdin``) is not opened here: its bytes would be gone;
+    the text reader that reads it refuses Parquet bytes there (Parquet needs random access)."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         return False
     if os.path.isdir(path):
         return True
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4) == b"PAR1"
-    except OSError:
-        return False
+    return sniff_path(path) == "parquet"
 
 
 class _read_ahead:   # noqa: N801 - used as a function returning an iterator
@@ -638,15 +562,18 @@ class _read_ahead:   # noqa: N801 - used as a function returning an iterator
             raise StopIteration
         return item
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Stop the reader; ``wait``: until it has stopped (``False`` when the process is being stopped,
+        by SIGTERM or Ctrl-C: a reader waiting for a pipe's next bytes is left behind, a daemon thread)."""
         self.finished = True
         self.stop.set()
-        while self.reader.is_alive():   # let a reader blocked on the full queue see the stop
+        while wait and self.reader.is_alive():   # let a reader blocked on the full queue see the stop
             try:
                 self.ready.get(timeout=0.05)
             except queue.Empty:
                 pass
-        self.reader.join()
+        if wait:
+            self.reader.join()
 
 
 @dataclass
@@ -661,28 +588,33 @@ class _Source:
     parts: Callable[[int | None], tuple[int, list[Callable[[], Iterator[tuple[Columns, int, bool]]]]]] | None = None
 
 
-def _trec_source(path: Any, block_rows: int, progress: bool | None, spool: _StdinSpool | None = None) -> _Source:
-    source = path if isinstance(path, trec.TextInput) else None
-    name = source.name if source is not None else trec._name(path)
-    stdin = source is not None and source.is_stdin
-    file = source.path if source is not None and not stdin else path
+def _trec_source(path: Any, block_rows: int, progress: bool | None, opened: Input) -> _Source:
+    """A text run, opened once (``opened``): the first pass reads it, a second pass reads it again from
+    its start (:meth:`tierank.io.source.Input.rewind`: the same file, or the copy of a pipe)."""
+    name = opened.name
+    passes = 0
+
+    def blocks() -> Iterator[tuple[Columns, int, bool]]:
+        nonlocal passes
+        if passes:
+            opened.rewind()   # the first pass's reader has stopped: the rest of a pipe is copied now
+        passes += 1
+        return trec_blocks(path, block_rows, progress, source=opened)
 
     def n_buckets() -> int:
-        if stdin:
-            size = (spool.size() if spool is not None else 0) * 5
-        else:
-            size = os.path.getsize(file) * (5 if trec._is_gzip(file) else 1)
+        size = opened.size()
+        size = (opened.spooled_size() if size is None else size) * (5 if opened.kind == "gzip" else 1)
         return int(min(_MAX_BUCKETS, max(1, -(-size // (25 * block_rows)))))   # >= 25 bytes a line
-    if stdin:
+    if not opened.regular:
         command = "... | LC_ALL=C sort -s -k1,1 | tierank ..."
-    elif trec._is_gzip(file):
+    elif opened.kind == "gzip":
         command = f"zcat {name} | LC_ALL=C sort -s -k1,1 | gzip > sorted.txt.gz"
     else:
         command = f"LC_ALL=C sort -s -k1,1 {name} > sorted.txt"
     hint = (f"sort the file keeping the order of each query's lines, e.g. `{command}` (only ties='random' "
             "depends on where the lines stand), or evaluate it with stream=None (the default), which reads "
             "it a second time through temporary files")
-    return _Source(lambda: trec_blocks(path, block_rows, progress, spool=spool), n_buckets, name, hint)
+    return _Source(blocks, n_buckets, name, hint)
 
 
 def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected", bounds: bool = False,
@@ -750,19 +682,14 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     check_workers(workers)
     if evaluate_block is not None:   # it may keep state (the tie report does): in this process only
         workers = 1
-    spool = None
     if is_parquet(run):
         from .parquet import parquet_source
-        source = parquet_source(run, block_rows, progress)
-    else:
-        if isinstance(run, trec.TextInput) and run.is_stdin:   # read once: a copy for a second pass
-            spool = _StdinSpool(run, tee=not grouped_only)
-        source = _trec_source(run, block_rows, progress, spool)
-    try:
-        return _evaluate_source(qrels, source, opts, grouped_only, evaluate_block, workers, progress)
-    finally:
-        if spool is not None:
-            spool.close()
+        return _evaluate_source(qrels, parquet_source(run, block_rows, progress), opts, grouped_only,
+                                evaluate_block, workers, progress)
+    # opened once; a pipe is copied to an anonymous temporary file as it is read, for a second pass
+    with trec.open_input(run, spool=not grouped_only) as opened:
+        return _evaluate_source(qrels, _trec_source(run, block_rows, progress, opened), opts, grouped_only,
+                                evaluate_block, workers, progress)
 
 
 def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only: bool,
@@ -796,11 +723,14 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
                              f"other queries, and stream='grouped' evaluates whole queries block by block; "
                              f"{source.sort_hint}", **err.where) from None
         driver = _Driver(q, opts, evaluate_block)
-        for cols, pos in _bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir()):
-            driver.add(cols, pos, check_grouped=False)
+        # closed at once when anything stops the loop: the temporary files go with it
+        with closing(_bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
+            for cols, pos in buckets:
+                driver.add(cols, pos, check_grouped=False)
     finally:
-        if reader is not None:
-            reader.close()
+        if reader is not None:   # stopped (SystemExit, KeyboardInterrupt): do not wait for a pipe's bytes
+            stopping = sys.exc_info()[0]
+            reader.close(wait=stopping is None or issubclass(stopping, Exception))
     return driver.results()
 
 

@@ -39,7 +39,8 @@ Rules, the same for every file
 * Lines end with ``\\n`` or ``\\r\\n``. Blank lines, and lines whose first field starts with ``#``
   (comments), are skipped; they still count in line numbers.
 * The file may be gzip-compressed (recognised by its content, whatever its name). A UTF-8 byte order
-  mark at the start is ignored.
+  mark at the start is ignored. A path may name a pipe, a FIFO, ``/dev/stdin`` or bash's ``<(...)``:
+  each input is opened and read once (:mod:`tierank.io.source`).
 * Anything else is an error that names the file and the line: too few (or, in qrels, too many)
   fields, a score or grade that is not a number (decimal or exponent notation such as ``2.5``,
   ``-1e-3``, ``.5``, or ``inf`` / ``infinity``; no digit separators, no non-ASCII digits: the
@@ -65,9 +66,7 @@ import io
 import os
 import re
 import shlex
-import sys
-import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -75,6 +74,7 @@ import pandas as pd
 
 from ..data.columns import Columns, normalized
 from ..errors import InputError
+from .source import Input, TextReader, open_path, open_stdin
 
 __all__ = [
     "read_run",
@@ -166,7 +166,7 @@ class TextInput:
     def __init__(self, path: Any, format: str | None = None) -> None:
         self.path = path
         self.format = format
-        self.head: bytes | None = None   # standard input: the first bytes read (for the run's tag)
+        self.head: bytes | None = None   # the first bytes of its text, once read (for the run's tag)
         self._read = False
 
     @property
@@ -179,37 +179,40 @@ class TextInput:
         """The name in messages: the path, or ``<stdin>``."""
         return STDIN_NAME if self.is_stdin else _name(self.path)
 
-    def open(self) -> Any:
-        """A binary file object (standard input: once only; closing it leaves stdin open)."""
+    def open(self, spool: bool = False) -> Input:
+        """The input, opened once (:func:`open_input`); standard input can be opened only once."""
         if not self.is_stdin:
-            return open(self.path, "rb")
+            return open_path(self.path, self.name, spool=spool)
         if self._read:
             raise InputError("standard input was already read: it can be read only once (give one of the "
                              "files as '-', once)", file=STDIN_NAME)
         self._read = True
-        return _Unclosed(sys.stdin.buffer)
+        return open_stdin(STDIN_NAME, spool=spool)
 
     def __repr__(self) -> str:
         return f"TextInput({self.path!r}, format={self.format!r})"
 
 
-class _Unclosed:
-    """A file object whose ``close`` does nothing (standard input stays open)."""
+def open_input(path: Any, spool: bool = False) -> Input:
+    """Open a path or a :class:`TextInput` once: every reader of a text file gets its bytes here.
 
-    def __init__(self, fh: Any) -> None:
-        self._fh = fh
+    What the file holds (gzip, Parquet, text) is told from the first bytes read, never by opening it
+    again; ``spool``: copy an input that is not a regular file (a pipe, standard input) to an anonymous
+    temporary file as it is read, for a second pass (:meth:`tierank.io.source.Input.rewind`).
 
-    def read(self, n: int = -1) -> bytes:
-        return self._fh.read(n)
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> "_Unclosed":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass
+    Examples
+    --------
+    >>> import os, tempfile, pathlib
+    >>> from tierank.io.trec import open_input
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = pathlib.Path(path).write_text("q1 0 d1 1\\n")
+    >>> with open_input(path) as source:
+    ...     source.kind, source.read()
+    ('text', b'q1 0 d1 1\\n')
+    """
+    if isinstance(path, TextInput):
+        return path.open(spool)
+    return open_path(path, _name(path), spool=spool)
 
 
 def check_format(format: str | None, kind: str) -> str | None:
@@ -344,27 +347,41 @@ def _line_of(data: bytes, pos: int) -> tuple[int, int]:
     return line, pos - start + 1
 
 
-def _read_bytes(path: Any) -> tuple[bytes, str]:
-    """The file's bytes (gunzipped, a UTF-8 byte order mark removed) and its name in messages; the
-    caller checks that they are text (:func:`_check_text`)."""
+#: Bytes of text read at a time by the whole-file reader.
+_READ_BYTES = 1 << 22
+#: Lines parsed at a time by the whole-file reader. Parsing holds a few dozen bytes for each line of the
+#: piece, blank lines included, so a file of a million blank lines costs its bytes and one piece.
+_PIECE_LINES = 1 << 20
+
+
+def _read_bytes(path: Any) -> tuple[bytes, str, list[tuple[int, int]]]:
+    """The file's text (gunzipped as it is read, without its byte order mark); the caller checks that it
+    is text (:func:`_check_text`), after the layout (as the streamed reader does). Raises InputError
+    naming file and line for an over-long line as soon as it is read, and nothing is read after a NUL
+    byte (:class:`tierank.io.source.TextReader`). Also the places where pieces of
+    :data:`_PIECE_LINES` lines end, as (byte offset, number of the next line)."""
+    cuts: list[tuple[int, int]] = []
+    with open_input(path) as source:
+        name = source.name
+        reader = TextReader(source, _READ_BYTES)
+        text = io.BytesIO()   # its value is the bytes written, not a copy of them
+        size = lines = 0
+        while True:
+            chunk = reader.read()
+            if not chunk:
+                break
+            ends = reader.ends   # the chunk's line ends: those that complete a piece are cuts
+            at = np.arange(_PIECE_LINES - 1 - lines % _PIECE_LINES, len(ends), _PIECE_LINES)
+            cuts.extend((size + int(ends[i]) + 1, lines + int(i) + 2) for i in at)
+            lines += len(ends)
+            size += len(chunk)
+            text.write(chunk)
+            del chunk
+    data = text.getvalue()
+    del text
     if isinstance(path, TextInput):
-        name = path.name
-        with path.open() as fh:
-            data = fh.read()
-        if path.is_stdin:
-            path.head = data[: 1 << 16]
-    else:
-        name = _name(path)
-        with open(path, "rb") as fh:
-            data = fh.read()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as err:
-            raise InputError(f"not a valid gzip file ({err})", file=name) from None
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
-    return data, name
+        path.head = text_head(data, whole=True)
+    return data, name, cuts
 
 
 def _check_text(data: bytes, name: str, first_line: int = 1) -> None:
@@ -817,28 +834,56 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
                           "tie; a third field of scores must be written as a TREC run: qid Q0 docid rank score tag)")
 
 
-def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -> tuple[Columns, bytes, np.ndarray]:
-    """Read a file (``layout``: a layout, or the kind, "run" or "qrels", with ``format``) into Columns."""
+def columns_of_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) -> Columns | None:
+    """The rows of the lines of ``data`` (whole lines, the first being line ``first_line`` of the file
+    ``name``), checked by :func:`check_lines`; None when it holds no data line."""
+    if not data.strip():   # blank lines only (a C scan; bytes that are not text are the text check's)
+        return None
+    split, rows, values = check_lines(data, name, layout, first_line)
+    if not len(rows):
+        return None
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    return Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
+                   value=-values if layout.negate else values, source=name,
+                   lines=(rows + first_line).astype(np.int64))
+
+
+def concat_columns(parts: list[Columns]) -> Columns:
+    """The rows of ``parts`` one after the other (the ids of the readers: numpy or pandas Arrow arrays)."""
+    if len(parts) == 1:
+        return parts[0]
+
+    def ids(arrays: list[Any]) -> Any:
+        if isinstance(arrays[0], np.ndarray):
+            return np.concatenate(arrays)
+        return pd.concat([pd.Series(a, copy=False) for a in arrays], ignore_index=True).array
+    lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
+    return replace(parts[0], query=ids([p.query for p in parts]), doc=ids([p.doc for p in parts]),
+                   value=np.concatenate([np.asarray(p.value) for p in parts]), lines=lines)
+
+
+def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -> Columns:
+    """Read a file (``layout``: a layout, or the kind, "run" or "qrels", with ``format``) into Columns,
+    parsing it :data:`_PIECE_LINES` lines at a time (the first bad line is the first piece's with one)."""
     if isinstance(path, TextInput) and format is None:
         format = path.format
-    data, name = _read_bytes(path)
-    if isinstance(layout, str):   # the format first, as the streamed reader decides it before reading on
+    data, name, cuts = _read_bytes(path)
+    if isinstance(layout, str):
         layout = layout_of(layout, format, data[: 1 << 16], name)
     _check_text(data, name)
     skip = _header_end(data, layout)
-    body = data[skip:] if skip else data
-    first_line = 2 if skip else 1
-    split, rows, values = check_lines(body, name, layout, first_line)
-    if not len(rows):
+    starts = [(skip, 2 if skip else 1)] + [(at, line) for at, line in cuts if skip < at < len(data)]
+    parts = []
+    for (start, first_line), (stop, _) in zip(starts, starts[1:] + [(len(data), 0)]):
+        part = columns_of_lines(data[start:stop], name, layout, first_line)
+        if part is not None:
+            parts.append(part)
+    if not parts:
         what = ("the file is empty" if not data.strip() else "the file holds only a header line" if skip
                 else "the file holds only blank and comment lines")
         raise InputError(f"no {layout.kind} line: {what} (expected lines '{layout.fields}')",
                          file=name, line=1)
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    cols = Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
-                   value=-values if layout.negate else values, source=name,
-                   lines=(rows + first_line).astype(np.int64))
-    return cols, body, rows
+    return concat_columns(parts)
 
 
 def _fields(line: str) -> list[str]:
@@ -858,7 +903,7 @@ def read_run_columns(path: Any, format: str | None = None) -> Columns:
     This is what :func:`tierank.evaluate` calls for a run given as a path; see :func:`read_run` for
     the formats and rules (an MS MARCO run's scores are ``-rank``).
     """
-    return _read_columns(path, "run", format)[0]
+    return _read_columns(path, "run", format)
 
 
 def read_qrels_columns(path: Any, format: str | None = None) -> Columns:
@@ -867,7 +912,7 @@ def read_qrels_columns(path: Any, format: str | None = None) -> Columns:
     This is what :func:`tierank.evaluate` calls for qrels given as a path; see :func:`read_qrels`
     for the formats and rules.
     """
-    return _read_columns(path, "qrels", format)[0]
+    return _read_columns(path, "qrels", format)
 
 
 def _frame(cols: Columns, value: str) -> pd.DataFrame:
@@ -1003,8 +1048,8 @@ def read_run_tag(path: Any) -> str:
     """The tag (sixth field) of the first line of a run file: trec_eval's ``runid``.
 
     Only the lines up to the first data line are read and checked. An MS MARCO run has no tag: its
-    runid is the file's name. Standard input (a :class:`TextInput` ``"-"``) is never read again: the
-    tag comes from the first bytes kept when it was read.
+    runid is the file's name (``stdin`` for standard input). A :class:`TextInput` already read (standard
+    input, a pipe) is never read again: the tag comes from the first lines kept when it was read.
 
     Examples
     --------
@@ -1014,43 +1059,60 @@ def read_run_tag(path: Any) -> str:
     >>> trec.read_run_tag(path)
     'bm25'
     """
-    if isinstance(path, TextInput):
-        if path.is_stdin:
-            head = path.head or b""
-            if head[:2] == b"\x1f\x8b":
-                head = zlib.decompressobj(31).decompress(head, 1 << 16)
-            if layout_of("run", path.format, head, STDIN_NAME).format == "msmarco":
-                return "stdin"
-            line = _first_data_line(head)
-            if line is None:
-                raise InputError("no run line in the first bytes read", file=STDIN_NAME)
-            fields = line.decode("utf-8", errors="replace").split()
-            return fields[5] if len(fields) >= _RUN.min_fields else "stdin"
-        if path.format == "msmarco":
-            return os.path.basename(_name(path.path))
-        path = path.path
-    name = _name(path)
-    opener = gzip.open if _is_gzip(path) else open
-    try:
-        with opener(path, "rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                fields = raw.decode("utf-8", errors="replace").split()
-                if not fields or fields[0].startswith("#"):
-                    continue
-                if len(fields) < _RUN.min_fields:
-                    raise InputError(f"expected at least 6 fields ({_RUN.fields}), found {len(fields)}",
-                                     file=name, line=number)
-                return fields[5]
-    except (OSError, EOFError, zlib.error) as err:
-        if isinstance(err, FileNotFoundError):
-            raise
-        raise InputError(f"cannot read the file ({err})", file=name) from None
-    raise InputError("no run line: the file is empty", file=name, line=1)
+    source = path if isinstance(path, TextInput) else None
+    name = source.name if source is not None else _name(path)
+    format = source.format if source is not None else None
+    runid = "stdin" if source is not None and source.is_stdin else os.path.basename(name)
+    if format == "msmarco":
+        return runid
+    head, first = (source.head, 1) if source is not None and source.head is not None else (None, 1)
+    if head is None:   # not read yet: its first lines (a pipe's are then gone)
+        head, first = _first_lines(path)
+    if layout_of("run", format, head, name).format == "msmarco":
+        return runid
+    for number, raw in enumerate(head.split(b"\n")[:-1], start=first):
+        fields = raw.decode("utf-8", errors="replace").split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < _RUN.min_fields:
+            raise InputError(f"expected at least 6 fields ({_RUN.fields}), found {len(fields)}",
+                             file=name, line=number)
+        return fields[5]
+    what = "in the first 64 KiB read" if source is not None and source.head is not None else "in the file"
+    raise InputError(f"no run line {what} (expected lines '{_RUN.fields}')", file=name, line=1)
 
 
-def _is_gzip(path: Any) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
+def text_head(text: bytes, whole: bool) -> bytes:
+    """The first 64 KiB of a text (for the run's tag and the layout), a line end added when ``whole``
+    (``text`` is the whole text) and its last line has none."""
+    head = text[: 1 << 16]
+    if whole and len(text) <= 1 << 16 and not head.endswith(b"\n"):
+        head += b"\n"
+    return head
+
+
+def _first_lines(path: Any) -> tuple[bytes, int]:
+    """The lines of a text file from the last blank or comment line before its first data line to
+    that line (or to its end), and the number of the first of them: the lines before are read and
+    forgotten, so a long preamble costs no memory."""
+    with open_input(path) as source:
+        name = source.name
+        reader = TextReader(source, 1 << 16)
+        text, first = b"", 1
+        while True:
+            more = reader.read()
+            if not more:
+                text += b"\n" if text and not text.endswith(b"\n") else b""
+                break
+            text += more
+            if _first_data_line(text) is not None:
+                break
+            cut = text.rfind(b"\n") + 1   # whole lines, blank or comments: forgotten
+            _check_text(text[:cut], name, first)
+            first += text.count(b"\n", 0, cut)
+            text = text[cut:]
+    _check_text(text[: text.rfind(b"\n") + 1], name, first)   # whole lines (a UTF-8 character may be cut)
+    return text, first
 
 
 # -------------------------------------------------------------------------------------------- write
