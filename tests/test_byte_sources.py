@@ -410,8 +410,8 @@ def _first_problem(text: bytes, limit: int) -> tuple[int, str] | None:
 def test_line_limit_and_nul_checked_as_the_bytes_arrive(lines, end, compress, read_bytes):
     """Property: with the limit at 50 bytes, whatever the chunks the text arrives in (gzip or not), the
     reader refuses exactly the texts with a line over 50 bytes (before its line feed; a carriage return
-    counts) that comes before any NUL byte, naming its line; it gives the text up to its first NUL byte
-    (included: the readers' text check refuses it, or a problem before it), or all of it."""
+    counts) that comes before any NUL byte, naming its line; it gives the text up to the end of its first
+    NUL byte's line (the readers' text check refuses it as it refuses the whole text), or all of it."""
     from tierank.io import source
 
     text = b"".join(b"y" * n + (b"\0" if 0 <= nul <= n else b"") + b"z" * max(0, n - max(nul, 0)) + eol
@@ -433,10 +433,17 @@ def test_line_limit_and_nul_checked_as_the_bytes_arrive(lines, end, compress, re
     if want is None:
         assert err is None and b"".join(got) == text
     elif want[1].startswith("not a text file: NUL byte"):
-        assert err is None and b"".join(got) == text[: text.find(b"\0") + 1]
-        # the line and column of the oracle's first problem are those of the text check
-        with pytest.raises(InputError, match=re.escape(want[1])) as checked:
+        # the text ends with the NUL's line (or _AFTER_NUL bytes after the NUL)
+        nul = text.find(b"\0")
+        eol = text.find(b"\n", nul)
+        stop = min(nul + source._AFTER_NUL, eol + 1 if eol >= 0 else len(text))
+        assert err is None and b"".join(got) == text[:stop]
+        # the text check of what was read says what the whole text's says, at the oracle's line
+        with pytest.raises(InputError) as checked:
             trec._check_text(b"".join(got), "text")
+        with pytest.raises(InputError) as whole:
+            trec._check_text(text, "text")
+        assert (checked.value.message, checked.value.line) == (whole.value.message, whole.value.line)
         assert checked.value.line == want[0]
     else:
         assert err is not None and err.line == want[0] and err.message.startswith(want[1]), (err, want)
@@ -493,12 +500,12 @@ def test_run_tag_after_a_long_preamble(tmp_path):
 
 
 def test_the_first_problem_of_a_text_with_a_nul_byte_is_reported():
-    """Nothing is read after a NUL byte, and the error is the first byte that is not text, as when
-    the whole file was read: here a byte that is not UTF-8 on the first line."""
+    """Nothing is read after a NUL byte's line (at most 4 KiB of it), and the error is the first byte that is
+    not text, as when the whole file was read: here a byte that is not UTF-8 on the first line."""
     data = b"\x89PNG\r\n\x1a\n\x00\x00" + b"\0" * (8 << 20)
     for name, read in _readers().items():
         with pipe_path(data) as path:
-            with pytest.raises(InputError, match=r":1: not a text file: byte 0x89 is not UTF-8, at column 1"):
+            with pytest.raises(InputError, match=r":1: not UTF-8 text: byte 0x89 is not UTF-8, at column 1"):
                 read(path)
 
 

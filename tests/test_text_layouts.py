@@ -177,12 +177,15 @@ def three_field_runs(draw):
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(run=three_field_runs(), block_rows=st.integers(1, 6), read_bytes=st.integers(1, 30),
-       engine=st.sampled_from(ENGINES))
-def test_ranks_are_checked_alike_whole_and_streamed(tmp_path, monkeypatch, run, block_rows, read_bytes, engine):
-    """Whatever the blocks and reads, a streamed MS MARCO run is refused at the line where the whole
-    file's reading refuses it (and where a plain loop finds the first broken rank), or read to the same
-    rows; without the format, both refuse the file at its first data line."""
+       piece_lines=st.integers(1, 6), engine=st.sampled_from(ENGINES))
+def test_ranks_are_checked_alike_whole_and_streamed(tmp_path, monkeypatch, run, block_rows, read_bytes, piece_lines,
+                                                    engine):
+    """Whatever the blocks and reads (and the pieces the whole file is parsed in), a streamed MS MARCO run
+    is refused at the line where the whole file's reading refuses it (and where a plain loop finds the
+    first broken rank), or read to the same rows; without the format, both refuse the file at its first
+    data line. (Blocks and pieces that start inside a query go on with its ranks: trec.RanksBefore.)"""
     monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(trec, "_PIECE_LINES", piece_lines)
     use_engine(monkeypatch, engine)
     rows, text = run
     path = tmp_path / "run.tsv"

@@ -13,8 +13,8 @@ Rules
 * Parquet needs random access: Parquet bytes from anything but a regular file are an InputError.
 * Text is read in chunks (gzip decompressed a chunk at a time: a small file that inflates to one huge line
   is never decompressed whole). A line longer than :data:`MAX_LINE_BYTES` is an error as soon as its
-  bytes are read, and nothing is read after a NUL byte (the text check then refuses it, or a problem
-  before it): a line with no end (``head -c 1G /dev/zero``, or a gzip bomb) costs a chunk of memory.
+  bytes are read, and nothing is read after a NUL byte's line (at most 4 KiB of it: the text check then
+  refuses the NUL, or a problem before it, naming the encoding the line looks like): a line with no end (``head -c 1G /dev/zero``, or a gzip bomb) costs a chunk of memory.
 """
 
 from __future__ import annotations
@@ -262,10 +262,16 @@ def line_ends(data: bytes) -> np.ndarray:
     return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
 
 
+#: After a NUL byte the text ends with the NUL's line, or this many bytes after the NUL if that line is
+#: longer (``head -c 1G /dev/zero`` reads 4 KiB): the text check names the encoding the line looks like.
+_AFTER_NUL = 1 << 12
+
+
 class TextReader:
     """The text of an :class:`Input` in chunks: gunzipped a chunk at a time, the UTF-8 byte order mark
     dropped, each chunk checked as it arrives: a line longer than :data:`MAX_LINE_BYTES` is an InputError
-    naming the file and the line; at a NUL byte the text ends (nothing after it is read): the text check
+    naming the file and the line; at a NUL byte the text ends with the NUL's line (at most 4 KiB of it; nothing
+    after it is read): the text check
     of the reader that reads it (:func:`tierank.io.trec._check_text`) then reports the first byte of the
     file that is not text, the NUL or one before it, as when the whole file was read.
 
@@ -281,7 +287,7 @@ class TextReader:
     >>> with open_path(path) as source:
     ...     reader = TextReader(source, 1 << 16)
     ...     reader.read(), reader.read()
-    (b'q1 Q0 d1 1 2.5 t\\nq1 Q0 d\\x00', b'')
+    (b'q1 Q0 d1 1 2.5 t\\nq1 Q0 d\\x002 2 1 t\\n', b'')
     """
 
     def __init__(self, source: Input, read_bytes: int) -> None:
@@ -294,7 +300,8 @@ class TextReader:
         self.ends = np.zeros(0, np.int64)     # the line feeds of the last chunk
         self._line_bytes = 0                  # bytes of the line not ended yet, before the last chunk
         self._started = False
-        self._ended = False                   # a NUL byte was read: the text ends after it
+        self._ended = False                   # the text has ended (after a NUL byte's line)
+        self._after_nul: int | None = None    # a NUL's line goes on: the most bytes of it still to read
         self._last = b""
 
     def _next(self) -> bytes:
@@ -318,14 +325,23 @@ class TextReader:
                     break
                 chunk += more
             if chunk.startswith(_BOM):
-                chunk = chunk[len(_BOM):]
+                chunk = chunk[len(_BOM):] or self._next()   # b"" would say the text has ended
         self.lines += len(self.ends)
         self.ends = line_ends(chunk)
-        nul = self._check(chunk)
-        if nul >= 0:   # the text ends with the NUL byte: nothing after it is read
-            chunk = chunk[: nul + 1]
-            self.ends = self.ends[: int(np.searchsorted(self.ends, nul))]
-            self._ended = True
+        if self._after_nul is not None:   # the NUL's line goes on: read to its end, at most _AFTER_NUL bytes
+            stop = self._after_nul
+        else:
+            nul = self._check(chunk)
+            stop = -1 if nul < 0 else nul + _AFTER_NUL
+        if stop >= 0:
+            # the text ends with the NUL byte's line, or _AFTER_NUL bytes after the NUL (the same bytes
+            # whatever the read size): the text check sees the line, to tell the encoding it looks like
+            end = chunk.find(b"\n", max(0, stop - _AFTER_NUL), stop)
+            cut = end + 1 if end >= 0 else min(stop, len(chunk))
+            self._ended = end >= 0 or stop <= len(chunk) or not chunk
+            self._after_nul = None if self._ended else stop - len(chunk)
+            chunk = chunk[:cut]
+            self.ends = self.ends[: int(np.searchsorted(self.ends, cut))]
         self._last = chunk
         return chunk
 

@@ -101,16 +101,17 @@ class _NotGrouped(Exception):
 
 
 def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
-                 meanwhile: Callable[[], None] | None = None) -> Columns | None:
+                 meanwhile: Callable[[], None] | None = None,
+                 ranks_before: trec.RanksBefore | None = None) -> Columns | None:
     """The run rows of ``data`` (whole lines, the first being line ``first_line`` of the file), with
     the rules and messages of :func:`tierank.io.trec.read_run` (``layout``: TREC by default, or MS
-    MARCO); None when it holds no run line.
+    MARCO, ``ranks_before`` saying which query's ranks go on); None when it holds no run line.
 
     The lines are parsed on a background thread (pyarrow's parser releases the GIL) while this thread
     checks that ``data`` is text, then calls ``meanwhile()`` (the reader reads on). The text check's
     error comes first, as when the whole file is read."""
     layout = trec._RUN if layout is None else layout
-    parsing = in_background(trec.columns_of_lines, data, name, layout, first_line)
+    parsing = in_background(trec.columns_of_lines, data, name, layout, first_line, ranks_before)
     try:
         trec._check_text(data, name, first_line)
         if meanwhile is not None:
@@ -311,13 +312,14 @@ def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Ite
     line0, row0, want = 1, 0, block_rows
     seen_text = False
     carried: list[Columns] = []   # rows of one query, whose lines are dropped
+    ranks: trec.RanksBefore | None = None   # MS MARCO: the carried query's ranks go on in the next block
     while True:
         text.fill(want)
         last = text.eof and text.n_lines <= want
         block = text.head(text.size if last else text.line_end(want))
         seen_text = seen_text or bool(block.strip())
         read_on = None if last else (lambda: text.prefetch(want + block_rows))
-        cols = _parse_lines(block, name, line0, layout, meanwhile=read_on)
+        cols = _parse_lines(block, name, line0, layout, meanwhile=read_on, ranks_before=ranks)
         del block
         if last:
             if cols is None and row0 == 0 and not carried:
@@ -334,11 +336,12 @@ def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Ite
             k = start - len(before)   # the held-back rows of this block start at row k (0: all of them)
             if start == 0:   # one query so far (the carried one, if any): keep its rows, read on
                 carried.append(cols)
+                ranks = trec.ranks_after(cols, ranks) if layout.negate else None
             else:
                 assert cols.lines is not None
                 keep = int(cols.lines[k]) - line0
                 block_cols = trec.concat_columns(carried + [_take(cols, slice(0, k))])
-                carried = []
+                carried, ranks = [], None   # the next block starts with the held-back query's first line
                 yield block_cols, row0, False
                 row0 += len(block_cols.value)
                 del block_cols

@@ -729,9 +729,12 @@ def _parse_number(text: str) -> float | None:
 # --------------------------------------------------------------------------------------------- read
 
 
-def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) -> tuple[_Split, np.ndarray, Any]:
+def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1,
+                ranks_before: RanksBefore | None = None) -> tuple[_Split, np.ndarray, Any]:
     """Split and check the lines of ``data`` (whole lines of a text file, the first being line
     ``first_line`` of the file ``name``): the rules and messages of :func:`read_run` / :func:`read_qrels`.
+    ``ranks_before``: for MS MARCO ranks, the query whose lines come just before ``data`` (see
+    :func:`ranks_after`), None when ``data`` starts with a query's first line.
 
     Returns ``(split, rows, values)``: the engine's fields, the 0-based rows of the data lines (blank and
     comment lines left out) and their values as float64. Raises an InputError naming the file and the
@@ -770,7 +773,7 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) ->
                 bad_value = (int(rows[j]), _bad_float_message(layout, float(values[j])))
                 read = values[:j]
         if layout.negate:   # ranks: the first rank out of place comes before any later problem
-            bad_rank = _rank_problem(data, split, rows[:len(read)], read, layout)
+            bad_rank = _rank_problem(data, split, rows[:len(read)], read, layout, ranks_before)
             if bad_rank is not None:
                 bad_value = bad_rank
 
@@ -793,8 +796,31 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) ->
     return split, rows, values
 
 
+@dataclass(frozen=True)
+class RanksBefore:
+    """The query whose MS MARCO lines come just before a piece of text: its id, its last rank and its
+    number of lines so far (a piece of text cut inside a query goes on with its ranks)."""
+
+    query: Any
+    rank: float
+    lines: int
+
+
+def ranks_after(cols: Columns, before: RanksBefore | None) -> RanksBefore:
+    """The :class:`RanksBefore` of the text after ``cols`` (the rows of an MS MARCO piece, ``before``
+    being the one before it): its last query, with the lines it had before ``cols`` if it goes on."""
+    query = cols.query[len(cols.query) - 1]
+    same = np.asarray(pd.Series(cols.query, copy=False) == query, dtype=bool)
+    other = np.flatnonzero(~same)
+    start = int(other[-1]) + 1 if len(other) else 0
+    lines = len(same) - start
+    if start == 0 and before is not None and before.query == query:
+        lines += before.lines
+    return RanksBefore(query, -float(cols.value[-1]), lines)   # MS MARCO values are -rank
+
+
 def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarray,
-                  layout: _Layout) -> tuple[int, str] | None:
+                  layout: _Layout, before: RanksBefore | None = None) -> tuple[int, str] | None:
     """``(row, message)`` of the first of ``rows`` (rows of the lines of ``data``) whose rank (``ranks``,
     numbers) is out of place in an MS MARCO run, or None.
 
@@ -803,7 +829,7 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
     up, equal ranks tie, and a rank skips no place: ``1 2 3``, ``1 1 3`` and ``1 1 2`` are ranks; scores
     such as ``30 20 10``, ``0.5`` or ``-7e3`` are not. A line's check needs only the lines of its query
     before it, which a streamed block always holds (:mod:`tierank.io.stream` starts a block where a query
-    starts), so both readings stop at the same line.
+    starts, or ``before`` says which query goes on), so both readings stop at the same line.
     """
     n = len(rows)
     if not n:
@@ -812,11 +838,18 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
     new = np.ones(n, dtype=bool)   # the first line of a run of lines of one query
     if n > 1:
         new[1:] = np.asarray(queries[1:] != queries[:-1], dtype=bool)
-    starts = np.flatnonzero(new)
-    place = np.arange(1, n + 1) - np.repeat(starts, np.diff(np.append(starts, n)))
-    before = np.where(new, 1.0, np.roll(ranks, 1))
+    goes_on = before is not None and queries[0] == before.query   # the piece starts inside a query
+    new[0] = not goes_on
+    row = np.arange(n)
+    place = row - np.maximum.accumulate(np.where(new, row, 0)) + 1   # 1, 2, ... from each run's first line
+    previous = np.roll(ranks, 1)
+    if goes_on:
+        assert before is not None
+        place[: int(np.argmax(new)) if new.any() else n] += before.lines   # the lines it had before the piece
+        previous[0] = before.rank
+    before_rank = np.where(new, 1.0, previous)
     integer = ranks == np.floor(ranks)
-    bad = ~(integer & (ranks >= before) & (ranks <= place))
+    bad = ~(integer & (ranks >= before_rank) & (ranks <= place))
     if not bad.any():
         return None
     j = int(np.argmax(bad))
@@ -826,20 +859,22 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
         what = f"the rank {text!r} is not a positive integer"
     elif new[j]:
         what = f"query {query!r} starts at rank {text}, not 1"
-    elif ranks[j] < before[j]:
-        what = f"the rank {text} comes after rank {_format_number(before[j])} of query {query!r}"
+    elif ranks[j] < before_rank[j]:
+        what = f"the rank {text} comes after rank {_format_number(before_rank[j])} of query {query!r}"
     else:
         what = f"the rank {text} is on line {place[j]} of query {query!r}, and a rank skips no place"
     return int(rows[j]), (f"{what} (MS MARCO ranks go 1, 2, 3, ... within each query's lines, equal ranks "
                           "tie; a third field of scores must be written as a TREC run: qid Q0 docid rank score tag)")
 
 
-def columns_of_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1) -> Columns | None:
+def columns_of_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1,
+                     ranks_before: RanksBefore | None = None) -> Columns | None:
     """The rows of the lines of ``data`` (whole lines, the first being line ``first_line`` of the file
-    ``name``), checked by :func:`check_lines`; None when it holds no data line."""
+    ``name``), checked by :func:`check_lines` (``ranks_before``: see there); None when it holds no data
+    line."""
     if not data.strip():   # blank lines only (a C scan; bytes that are not text are the text check's)
         return None
-    split, rows, values = check_lines(data, name, layout, first_line)
+    split, rows, values = check_lines(data, name, layout, first_line, ranks_before)
     if not len(rows):
         return None
     values = np.ascontiguousarray(values, dtype=np.float64)
@@ -874,10 +909,12 @@ def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -
     skip = _header_end(data, layout)
     starts = [(skip, 2 if skip else 1)] + [(at, line) for at, line in cuts if skip < at < len(data)]
     parts = []
+    ranks: RanksBefore | None = None   # MS MARCO: a piece may start inside a query, whose ranks go on
     for (start, first_line), (stop, _) in zip(starts, starts[1:] + [(len(data), 0)]):
-        part = columns_of_lines(data[start:stop], name, layout, first_line)
+        part = columns_of_lines(data[start:stop], name, layout, first_line, ranks)
         if part is not None:
             parts.append(part)
+            ranks = ranks_after(part, ranks) if layout.negate else None
     if not parts:
         what = ("the file is empty" if not data.strip() else "the file holds only a header line" if skip
                 else "the file holds only blank and comment lines")
