@@ -238,3 +238,15 @@ def test_property_exact_values_or_an_error_never_a_silent_tie(items, path):
     else:
         with pytest.raises(InputError, match="which float64 cannot hold exactly"):
             call()
+
+
+@needs_extended
+def test_dask_engine_refuses_long_doubles_too():
+    dd = pytest.importorskip("dask.dataframe")
+    import tierank.dask
+
+    qrels = dd.from_pandas(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}), npartitions=1)
+    run = dd.from_pandas(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["b", "a"],
+                                       "score": np.array([LD(1), LD(1) + TINY])}), npartitions=1)
+    with pytest.raises(InputError, match=MESSAGE.format(r"np\.longdouble\('1\.0000000000000000009'\)")):
+        tierank.dask.evaluate(qrels, run, ["AP"], ties="trec_eval")
