@@ -93,7 +93,8 @@ def test_numpy_int64_scalars_with_floats_in_a_dict_are_an_error():
 
 
 def test_ints_beyond_float64_range_are_an_error():
-    with pytest.raises(InputError, match=r"is 1797.*, which float64 cannot hold exactly \(it is beyond float64's range\)"):
+    with pytest.raises(InputError, match=r"is 1797.*, which float64 cannot hold exactly "
+                                         r"\(it is beyond float64's range\)"):
         _ap({"q": {"b": 0, "a": 2 ** 1024 + 1}})
 
 

@@ -21,6 +21,8 @@ C's ``strtod`` reads it in trec_eval.
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -130,14 +132,15 @@ def inexact_problem(value: Any) -> str:
     --------
     >>> from decimal import Decimal
     >>> from tierank.data.numbers import inexact_problem
-    >>> inexact_problem(2 ** 53 + 1)
-    'is 9007199254740993, which float64 cannot hold exactly (the nearest float64 is 9007199254740992.0): distinct values would become equal; convert them to float64 yourself if rounding is meant'
-    >>> inexact_problem(Decimal("0.1"))[:64]
-    "is Decimal('0.1'), which float64 cannot hold exactly (the neares"
+    >>> print(inexact_problem(2 ** 53 + 1).split(":")[0])
+    is 9007199254740993, which float64 cannot hold exactly (the nearest float64 is 9007199254740992.0)
+    >>> print(inexact_problem(Decimal("0.1")).split(":")[0])
+    is Decimal('0.1'), which float64 cannot hold exactly (the nearest float64 is 0.1000000000000000055511151231257827021181583404541015625)
     """
     shown = repr(int(value)) if isinstance(value, (int, np.integer)) else repr(value)
     nearest = _float_or_nan(value)
+    exact_text = isinstance(value, (Decimal, Fraction))   # 0.1 would look like Decimal("0.1"): all digits
     near = ("it is beyond float64's range" if nearest != nearest or abs(nearest) == float("inf")
-            else f"the nearest float64 is {nearest!r}")
+            else f"the nearest float64 is {Decimal(nearest) if exact_text else repr(nearest)}")
     return (f"is {shown}, which float64 cannot hold exactly ({near}): distinct values would become equal; "
             "convert them to float64 yourself if rounding is meant")
