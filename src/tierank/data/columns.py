@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from .numbers import exact_float64, inexact_problem
 
-__all__ = ["Columns", "normalized", "check_same_id_kinds", "is_integer_ids"]
+__all__ = ["Columns", "normalized", "check_same_id_kinds", "is_integer_ids", "check_trec_eval_grades"]
 
 _INT64_MAX = 2 ** 63 - 1
 
@@ -63,6 +63,7 @@ class Columns:
     names: tuple[str, str, str] = ("query_id", "doc_id", "value")   # the columns as the user named them
     from_dict: bool = False           # rows of a {query: {doc: value}} dict: name the query, not the row
     dtypes: tuple[str, str] = ("", "")   # the query and doc id dtypes as given (set by normalized())
+    trec_eval_grades: np.ndarray | None = None   # qrels text: each grade as trec_eval reads it (C atol)
 
     def where(self, i: int) -> dict:
         """InputError keywords locating row ``i`` in a file."""
@@ -374,10 +375,44 @@ def _normalized_values(cols: Columns, what: str) -> np.ndarray:
     return out
 
 
-def normalized(cols: Columns, what: str) -> Columns:
+def check_trec_eval_grades(cols: Columns) -> None:
+    """Raise an InputError at the first grade trec_eval would read as another number (``ties="trec_eval"``).
+
+    trec_eval reads a qrels grade with C's ``atol``: the integer its text begins with (``"0.5"`` is 0,
+    ``"2e1"`` is 2). So that ``ties="trec_eval"`` reproduces trec_eval, each grade must be that number:
+    in a qrels file, the grade its text spells (``cols.trec_eval_grades``, recorded by the reader); in a
+    dict or a table, a whole number (trec_eval's grades are integers; pytrec_eval refuses others). Fractional
+    grades are valid in every other tie mode.
+
+    ``cols``: normalised qrels (float64 grades).
+
+    >>> qrels = normalized(Columns(query=["q", "q"], doc=["a", "b"], value=[2, 0.5], source="qrels"), "grade")
+    >>> check_trec_eval_grades(qrels)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.InputError: grade of document 'b' for query 'q' is 0.5, which trec_eval reads as 0 (it reads grades as integers), so ties='trec_eval' cannot reproduce it: make the grades whole numbers, or use another tie mode
+    """
+    grades = cols.value
+    read = cols.trec_eval_grades
+    if read is None:
+        read = np.trunc(grades)   # a C conversion of a number to long: toward zero
+        bad = read != grades
+    else:
+        bad = read.astype(np.float64) != grades
+        big = np.flatnonzero(~bad & (np.abs(read) > 2 ** 53))   # beyond 2**53 compare exactly (rare)
+        bad[big] = [int(read[i]) != int(grades[i]) for i in big]
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise _value_error(cols, "grade", i, f"is {float(grades[i])!r}, which trec_eval reads as {int(read[i])} "
+                                             "(it reads grades as integers), so ties='trec_eval' cannot reproduce "
+                                             "it: make the grades whole numbers, or use another tie mode")
+
+
+def normalized(cols: Columns, what: str, *, trec_eval: bool = False) -> Columns:
     """``cols`` with ids and values checked and normalised (see the module docstring).
 
     ``what``: ``"score"`` (a run) or ``"grade"`` (qrels), for the rules on values and the messages.
+    ``trec_eval``: grades are read for ``ties="trec_eval"`` (:func:`check_trec_eval_grades`).
 
     >>> c = normalized(Columns(query=["q1", "q1"], doc=[3, 4.0], value=[0.5, True], source="qrels"), "grade")
     >>> c.doc.tolist(), c.value.tolist()
@@ -392,4 +427,7 @@ def normalized(cols: Columns, what: str) -> Columns:
     query = _normalized_ids(cols.query, cols, 0)
     doc = _normalized_ids(cols.doc, cols, 1)
     cols = replace(cols, query=query, doc=doc)
-    return replace(cols, value=_normalized_values(cols, what))
+    cols = replace(cols, value=_normalized_values(cols, what))
+    if trec_eval and what == "grade":
+        check_trec_eval_grades(cols)
+    return cols
