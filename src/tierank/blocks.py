@@ -136,10 +136,12 @@ def block_rows(n_cols: int, *, topk: bool, ties: str = "expected", bounds: bool 
 
 def _as_numeric(x: Any, name: str) -> np.ndarray:
     """``x`` as a 2-D numeric array in its own dtype (converted to float64 block by block, exactly:
-    :func:`_exact_block`). Objects (and lists, which numpy would turn into floats without a word) stay
-    objects unless they are all integers within int64, which become int64."""
+    :func:`_exact_block`). Objects stay objects unless they are all integers within int64, which become
+    int64; so do lists that numpy would turn into floats where an integer may have been rounded."""
     try:
-        arr = np.asarray(x, dtype=object) if isinstance(x, (list, tuple)) else np.asarray(x)
+        arr = np.asarray(x)
+        if isinstance(x, (list, tuple)) and arr.dtype.kind == "f" and (np.abs(arr) >= 2.0 ** 53).any():
+            arr = np.asarray(x, dtype=object)   # [2**53 + 1, 0.5] would be [2**53, 0.5]
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array") from None
     if arr.dtype == object:

@@ -92,6 +92,8 @@ def exact_float64(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         lost = (out.astype(values.dtype) != values) & ~np.isnan(values)
     elif kind in "iu":
         out = values.astype(np.float64)
+        if not values.size or (int(values.max()) <= _EXACT_INT and int(values.min()) >= -_EXACT_INT):
+            return out, None   # the usual case: every integer within 2**53 is exact
         big = values > _EXACT_INT   # only these can be inexact
         if kind == "i":
             big |= values < -_EXACT_INT
