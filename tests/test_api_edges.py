@@ -424,22 +424,33 @@ def test_longdouble_keys_float64_cannot_hold_are_an_error():
     if np.finfo(np.longdouble).nmant <= np.finfo(np.float64).nmant:
         pytest.skip("long double is float64 on this platform")
     s[0, 1] += np.longdouble(2.0) ** -60          # distinct from s[0, 0] in long double only
-    with pytest.raises(InputError, match="float64 cannot represent exactly"):
+    with pytest.raises(InputError, match=r"scores: the value at row 0, column 1 is .*, which float64 cannot hold "
+                                         r"exactly"):
         tierank.evaluate_matrix([[1, 0, 0]], s, ["AP"])
     # exact long doubles are fine: the same values as float64
     ok = np.array([[1.0, 2.0, 0.5]], dtype=np.longdouble)
     assert tierank.evaluate_matrix([[1, 0, 0]], ok, ["AP"]) == tierank.evaluate_matrix([[1, 0, 0]], ok.astype(float), ["AP"])
 
 
-@pytest.mark.parametrize("g", [2 ** 63 + 5, 2 ** 62 + 1])
+@pytest.mark.parametrize("g", [2 ** 63 + 2 ** 11, 2 ** 62])
 def test_huge_integer_grades_counting_path_not_taken(g):
-    # regression: uint64 / int64 grades beyond 2**53 made the counting path overflow (OverflowError)
+    # regression: uint64 / int64 grades beyond 2**53 made the counting path overflow (OverflowError);
+    # these are exact in float64 (those that are not are an error: test_huge_inexact_integer_grades_are_an_error)
     dtype = np.uint64 if g > 2 ** 63 - 1 else np.int64
     grades = np.full((1, 4), g, dtype=dtype)
     d = np.array([[0, 1, 1, 2]])
     # every item relevant: P@2 = 1, NumRel = 4
     res = tierank.evaluate_matrix(grades, distances=d, measures=["P@2", "NumRel"])
     assert res.mean == {"P@2": 1.0, "NumRel": 4.0}
+
+
+@pytest.mark.parametrize("g", [2 ** 63 + 5, 2 ** 62 + 1])
+def test_huge_inexact_integer_grades_are_an_error(g):
+    # 2**62 + 1 would be read as 2**62 (one rule for every input: tierank.data.numbers.exact_float64)
+    dtype = np.uint64 if g > 2 ** 63 - 1 else np.int64
+    grades = np.full((1, 4), g, dtype=dtype)
+    with pytest.raises(InputError, match=rf"relevance: the value at row 0, column 0 is {g}, which float64 cannot"):
+        tierank.evaluate_matrix(grades, distances=[[0, 1, 1, 2]], measures=["P@2", "NumRel"])
 
 
 @pytest.mark.parametrize("value", [np.inf, -np.inf])

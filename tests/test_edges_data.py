@@ -401,7 +401,7 @@ def test_integer_ids_beyond_int64_say_what_to_do(docs):
 
 @pytest.mark.parametrize("value, pattern", [
     ("0.5", r"is the string '0.5', not a number"),
-    (Decimal("0.5"), r"is a Decimal"),
+    (Decimal("0.1"), r"is Decimal\('0.1'\), which float64 cannot hold exactly"),
     (pd.Timestamp("2024-01-01"), r"not a real number"),
     (True, r"booleans are not scores"),
     (1 + 2j, r"not a real number"),
@@ -411,7 +411,7 @@ def test_scores_must_be_real_numbers(value, pattern):
         tierank.evaluate({"q": {"a": 1}}, {"q": {"a": value, "b": 0.1}}, ["AP"])
 
 
-@pytest.mark.parametrize("value", ["1", Decimal(1), pd.Timestamp("2024-01-01")])
+@pytest.mark.parametrize("value", ["1", Decimal("0.1"), pd.Timestamp("2024-01-01")])
 def test_grades_must_be_real_numbers(value):
     with pytest.raises(tierank.InputError, match=r"grade of document 'a' for query 'q'"):
         tierank.evaluate({"q": {"a": value}}, {"q": {"a": 0.5}}, ["AP"])
@@ -530,7 +530,8 @@ def test_property_ids_match_only_within_one_kind(run_col, qrels_col, column):
             tierank.evaluate(qrels, run, ["RR"])
 
 
-_NOT_NUMBERS = st.one_of(st.text(max_size=3), st.binary(max_size=2), st.decimals(allow_nan=False),
+# decimals are numbers: exact ones are read, others are an error (tests/test_exact_values.py)
+_NOT_NUMBERS = st.one_of(st.text(max_size=3), st.binary(max_size=2),
                          st.datetimes().map(pd.Timestamp), st.complex_numbers(allow_nan=False).filter(lambda c: c.imag),
                          st.none(), st.just(float("nan")))
 

@@ -151,7 +151,8 @@ def _reraise(err: InputError, side: str | None, pos: np.ndarray | None) -> None:
 def _subset(cols: Columns, rows: np.ndarray) -> Columns:
     def pick(a: Any) -> Any:
         return a[rows] if isinstance(a, np.ndarray) else a.take(pa.array(rows))
-    return replace(cols, query=pick(cols.query), doc=pick(cols.doc), value=cols.value[rows])
+    return replace(cols, query=pick(cols.query), doc=pick(cols.doc), value=cols.value[rows],
+                   trec_eval_grades=None if cols.trec_eval_grades is None else cols.trec_eval_grades[rows])
 
 
 def _query_sets(run: Columns, qrels: Columns) -> tuple[pd.Index, np.ndarray, np.ndarray]:
@@ -177,7 +178,7 @@ def evaluate_rows(run: pd.DataFrame, run_pos: np.ndarray, qrels: pd.DataFrame, q
     try:
         r = normalized(_columns(run, "run", opts.names[0]), "score")
         side = "qrels"
-        q = normalized(_columns(qrels, "qrels", opts.names[1]), "grade")
+        q = normalized(_columns(qrels, "qrels", opts.names[1]), "grade", trec_eval=opts.ties == "trec_eval")
         r, q = check_same_id_kinds(r, q)
         check_no_repeated_pairs(q, "qrels")
         side = "run"

@@ -231,7 +231,7 @@ def prepare_lists(qrels: Any, run: Any, *, missing: str = "skip", scores_as_floa
                   bounds: bool = False, seed: int = 0) -> PreparedLists:
     """Read, check and join the inputs of :func:`evaluate` into ranked lists."""
     joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing,
-                            scores_as_float32=scores_as_float32)
+                            scores_as_float32=scores_as_float32, trec_eval_grades=ties == "trec_eval")
     ranked, labels = joined.ranked, joined.labels
     empty_labels, empty_grades = joined.empty_labels, list(joined.empty_judged)
     if judged_only or max_docs is not None:

@@ -18,8 +18,10 @@ Other measures (whole-list ones, and those without ``@k``) use the full sort.
 Keys
 ----
 Scores / distances keep their dtype until a block is converted: integers (but uint64 beyond the int64
-range) become int64, so large integer keys stay exact; floats become float64 (float128 only when float64
-holds every value exactly, else an InputError: two different keys must never become equal). Every other
+range) become int64, so large integer keys stay exact; floats become float64. Long doubles, Python
+objects (ints beyond int64, Decimals, ...) and grades of any dtype become float64 only when float64 holds
+every value exactly, else an InputError (:func:`tierank.data.numbers.exact_float64`): two different keys
+must never become equal. Every other
 key transformation is exact too: ``~x`` / ``-x`` to reverse the order, ``kmax - x`` of the counting path
 only on int64 keys whose range it has checked. With ``trec_eval_version=9`` the keys are first rounded
 to float32, as trec_eval 9.x stores run scores (then equal float32 values tie); integers that float32
@@ -35,11 +37,14 @@ is evaluated in, and memory stays O(block).
 from __future__ import annotations
 
 import warnings
+from decimal import Decimal
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .data.numbers import exact_float64, inexact_problem
 from .data.ranked import RankedLists
 from .errors import InputError, TierankWarning
 from .measures import Measure
@@ -129,22 +134,47 @@ def block_rows(n_cols: int, *, topk: bool, ties: str = "expected", bounds: bool 
 # -- input checks -------------------------------------------------------------------------------------
 
 def _as_numeric(x: Any, name: str) -> np.ndarray:
+    """``x`` as a 2-D numeric array in its own dtype (converted to float64 block by block, exactly:
+    :func:`_exact_block`). Objects stay objects unless they are all integers within int64, which become
+    int64; so do lists that numpy would turn into floats where an integer may have been rounded."""
     try:
         arr = np.asarray(x)
+        if isinstance(x, (list, tuple)) and arr.dtype.kind == "f" and (np.abs(arr) >= 2.0 ** 53).any():
+            arr = np.asarray(x, dtype=object)   # [2**53 + 1, 0.5] would be [2**53, 0.5]
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array") from None
     if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"{name} must be a numeric array") from None
-    if arr.dtype.kind not in "biuf":
+        flat = arr.ravel()
+        inferred = pd.api.types.infer_dtype(flat, skipna=False)
+        if inferred in ("integer", "boolean", "empty"):
+            try:
+                arr = arr.astype(np.int64 if inferred == "integer" else np.float64)
+            except (OverflowError, TypeError, ValueError):   # beyond int64: objects, exact or an error
+                pass
+        numbers = ("integer", "floating", "mixed-integer-float", "decimal")
+        if arr.dtype == object and inferred not in numbers and not all(
+                isinstance(v, (Real, np.number, Decimal)) and not isinstance(v, np.complexfloating) for v in flat):
+            raise InputError(f"{name} must be a numeric array")
+    if arr.dtype.kind not in "biufO":
         raise InputError(f"{name} must be a numeric array, got dtype {arr.dtype}")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
         raise InputError(f"{name} must be a 1-D or 2-D array (rows = queries), got {arr.ndim} dimensions")
     return arr
+
+
+def _exact_block(values: np.ndarray, name: str, valid: np.ndarray | None, row0: int) -> np.ndarray:
+    """A block of ``values`` as float64, or an InputError naming the first (unmasked) value that float64
+    cannot hold exactly (:func:`tierank.data.numbers.exact_float64`, the rule of every input)."""
+    out, lost = exact_float64(values)
+    if lost is not None and valid is not None:
+        lost &= valid
+    if lost is not None and lost.any():
+        r, c = (int(i) for i in np.argwhere(lost)[0])
+        raise InputError(f"{name}: the value at row {row0 + r}, column {c} {inexact_problem(values[r, c])}",
+                         query=row0 + r)
+    return out
 
 
 def _first_bad_row(bad: np.ndarray) -> int:
@@ -211,19 +241,9 @@ def keys_higher_better(keys: np.ndarray, keyname: str, lower_is_better: bool, va
                                  query=row)
             np.negative(out, out=out)
         return out
-    if keys.dtype.kind == "f" and keys.dtype.itemsize > 8:
-        # long double: float64 must hold every (unmasked) value exactly, or distinct keys would tie
-        with np.errstate(over="ignore"):
-            out = keys.astype(np.float64)
-        lost = out.astype(keys.dtype) != keys
-        lost &= ~np.isnan(keys)
-        if valid is not None:
-            lost &= valid
-        if lost.any():
-            row = row0 + _first_bad_row(lost)
-            raise InputError(f"{keyname} of dtype {keys.dtype} holds values float64 cannot represent exactly "
-                             f"(row {row}); distinct values would tie. Round them to float64 yourself if "
-                             "that is what you mean", query=row)
+    if keys.dtype.kind == "O" or keys.dtype.itemsize > 8:
+        # long doubles, objects: float64 must hold every (unmasked) value exactly, or distinct keys would tie
+        out = _exact_block(keys, keyname, valid, row0)
     else:
         out = keys.astype(np.float64)
     if lower_is_better:
@@ -449,9 +469,11 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
     n_empty = 0
     for r0 in range(0, n_rows, step):  # loop over blocks of rows
         r1 = min(r0 + step, n_rows)
-        g = np.array(grades[r0:r1], dtype=np.float64)
-        k = keys_arr[r0:r1]
         v = None if valid_all is None else valid_all[r0:r1]
+        g = np.array(_exact_block(grades[r0:r1], "relevance", v, r0), dtype=np.float64)   # a copy of its own
+        k = keys_arr[r0:r1]
+        if k.dtype.kind == "O" or (k.dtype.kind == "f" and k.dtype.itemsize > 8):
+            k = _exact_block(k, keyname, v, r0)   # before the NaN check of float keys
         _check_block(g, k, keyname, v, r0)
         kf = keys_higher_better(k, keyname, lower_is_better, v, r0, as_float32=as_float32)
         counted = histogram_rows(grades[r0:r1], kf, v) if ties in ORDER_FREE_MODES else None

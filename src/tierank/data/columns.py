@@ -15,10 +15,14 @@ written for. The rules, in the order they are checked:
 * **Run and qrels agree.** Query ids, and document ids, are of the same kind in the run and in the
   qrels; ``1`` never matches ``"1"``: :func:`check_same_id_kinds` raises an error naming both dtypes.
 * **Values are real numbers.** Scores and grades are numbers (numpy numeric dtypes, Python ints and
-  floats); strings, ``Decimal``, datetimes and complex numbers are errors, as are missing values and NaN.
-  Booleans are accepted as grades (``True`` = 1: binary relevance labels) but not as scores. Infinite
-  scores are valid (they tie with each other); infinite grades are not. Integer scores are kept as
-  integers; any whose float64 value is not exact (beyond 2**53) is an error rather than a silent tie.
+  floats, numpy scalars, ``Decimal``, ``Fraction``, Arrow decimals); strings, datetimes and complex
+  numbers are errors, as are missing values and NaN. Booleans are accepted as grades (``True`` = 1:
+  binary relevance labels) but not as scores. Infinite scores are valid (they tie with each other);
+  infinite grades are not.
+* **Values are exact in float64.** A score or grade that float64 cannot hold exactly (a long double
+  such as ``1 + 2**-60``, an integer beyond 2**53 such as ``2**53 + 1``, ``Decimal("0.1")``) is an error
+  naming it, rather than a silent tie with its neighbour (:func:`tierank.data.numbers.exact_float64`,
+  the rule of every input path). Integer scores are kept as integers.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
+from .numbers import exact_float64, inexact_problem
 
-__all__ = ["Columns", "normalized", "check_same_id_kinds", "is_integer_ids"]
+__all__ = ["Columns", "normalized", "check_same_id_kinds", "is_integer_ids", "check_trec_eval_grades"]
 
 _INT64_MAX = 2 ** 63 - 1
 
@@ -58,6 +63,7 @@ class Columns:
     names: tuple[str, str, str] = ("query_id", "doc_id", "value")   # the columns as the user named them
     from_dict: bool = False           # rows of a {query: {doc: value}} dict: name the query, not the row
     dtypes: tuple[str, str] = ("", "")   # the query and doc id dtypes as given (set by normalized())
+    trec_eval_grades: np.ndarray | None = None   # qrels text: each grade as trec_eval reads it (C atol)
 
     def where(self, i: int) -> dict:
         """InputError keywords locating row ``i`` in a file."""
@@ -280,8 +286,6 @@ def _value_error(cols: Columns, what: str, i: int, problem: str) -> InputError:
 def _bad_value_hint(v: Any, what: str) -> str:
     if isinstance(v, bool):
         return "is a boolean: booleans are not scores (cast to int if 0/1 is meant)"
-    if isinstance(v, Decimal):
-        return f"is a Decimal ({v!r}): convert to float first"
     if isinstance(v, str):
         return f"is the string {v!r}, not a number (convert the column to numbers first)"
     return f"is {type(v).__name__} {v!r}, not a real number"
@@ -290,10 +294,12 @@ def _bad_value_hint(v: Any, what: str) -> str:
 def _is_number(v: Any, allow_bool: bool) -> bool:
     if isinstance(v, (bool, np.bool_)):
         return allow_bool
-    return isinstance(v, (Real, np.number)) and not isinstance(v, (Decimal, np.complexfloating))
+    return isinstance(v, (Real, np.number, Decimal)) and not isinstance(v, np.complexfloating)
 
 
 def _values_from_objects(values: np.ndarray, cols: Columns, what: str, allow_bool: bool) -> np.ndarray:
+    """Objects as int64 when they are all integers within int64, else the objects themselves once each
+    is known to be a real number (converted by :func:`~tierank.data.numbers.exact_float64`)."""
     nulls = pd.isna(values)
     if nulls.any():
         i = int(np.flatnonzero(nulls)[0])
@@ -306,30 +312,24 @@ def _values_from_objects(values: np.ndarray, cols: Columns, what: str, allow_boo
         try:
             return np.asarray(values, dtype=np.int64)
         except OverflowError:
-            return np.asarray(values, dtype=np.float64)   # exactness is checked by the caller
-    if inferred in ("floating", "mixed-integer-float") or (inferred == "boolean" and allow_bool):
-        return np.asarray(values, dtype=np.float64)
+            return values   # beyond int64: exact as float64, or an error
+    if inferred in ("floating", "mixed-integer-float", "decimal") or (inferred == "boolean" and allow_bool):
+        return values
     for i, v in enumerate(values):   # error path: name the first value that is not a number
         if not _is_number(v, allow_bool):
             raise _value_error(cols, what, i, _bad_value_hint(v, what))
-    return np.asarray(values, dtype=np.float64)   # e.g. numpy scalars of mixed widths
+    return values   # e.g. numpy scalars of mixed widths, fractions
 
 
-def _check_exact_integers(values: np.ndarray, cols: Columns, what: str) -> None:
-    """Integers whose float64 value is not exact would tie with their neighbours: an error."""
-    limit = 2 ** 53
-    if not len(values) or (int(values.max()) <= limit and int(values.min()) >= -limit):
-        return
-    big = np.flatnonzero((values > limit) | (values < -limit))
-    as_float = values[big].astype(np.float64)
-    inexact = as_float >= 2.0 ** 63
-    fits = ~inexact
-    inexact[fits] = as_float[fits].astype(np.int64) != values[big][fits].astype(np.int64, copy=False)
-    if inexact.any():
-        i = int(big[np.argmax(inexact)])
-        raise _value_error(cols, what, i, f"({int(values[i])}) is an integer that float64 cannot hold "
-                                          "exactly (beyond 2**53): it would tie with its neighbours; "
-                                          "give the scores as floats or rescale them")
+def _float64_values(values: np.ndarray, cols: Columns, what: str) -> np.ndarray:
+    """``values`` as float64 when float64 holds every one exactly, else an InputError naming the first
+    that it does not (:func:`~tierank.data.numbers.exact_float64`: one rule for every input)."""
+    out, lost = exact_float64(values)
+    if lost is not None:
+        i = int(np.argmax(lost))
+        ranked = what == "score" and cols.names[2] == "rank"   # a run given by ranks: score = -rank
+        raise _value_error(cols, what, i, inexact_problem(-values[i] if ranked else values[i]))
+    return out
 
 
 def _normalized_values(cols: Columns, what: str) -> np.ndarray:
@@ -343,47 +343,76 @@ def _normalized_values(cols: Columns, what: str) -> np.ndarray:
         if values.isna().any():
             i = int(np.flatnonzero(np.asarray(values.isna()))[0])
             raise _value_error(cols, what, i, "is missing")
-        kind = getattr(values.dtype, "kind", "O")
-        values = values.to_numpy(dtype=np.float64 if kind == "f" else np.int64 if kind in "iu" else
-                                 bool if kind == "b" else object)
+        if isinstance(values, pd.arrays.NumpyExtensionArray):
+            values = values.to_numpy()   # in its own dtype (long doubles stay long: checked below)
+        else:
+            kind = getattr(values.dtype, "kind", "O")
+            values = values.to_numpy(dtype={"f": np.float64, "i": np.int64, "u": np.uint64,
+                                            "b": bool}.get(kind, object))
     values = np.asarray(values)
     kind = values.dtype.kind
     if kind == "O":
         values = _values_from_objects(values, cols, what, allow_bool)
         kind = values.dtype.kind
-    if kind == "b":
-        if not allow_bool:
-            raise _value_error(cols, what, 0, _bad_value_hint(True, what))
-        return values.astype(np.float64)
-    if kind == "u":
-        if len(values) and int(values.max()) > _INT64_MAX:
-            values = values.astype(np.float64)   # checked below as floats would be; exact or an error
-            kind = "f"
-        else:
-            values = values.astype(np.int64)
-            kind = "i"
-    if kind == "i":
-        _check_exact_integers(values, cols, what)
-        return values if what == "score" else values.astype(np.float64)
-    if kind != "f":
+    if kind == "b" and not allow_bool:
+        raise _value_error(cols, what, 0, _bad_value_hint(True, what))
+    if kind not in "biufO":
         problem = {"U": "strings", "S": "bytes", "M": "datetimes", "m": "timedeltas",
                    "c": "complex numbers"}.get(kind, f"of dtype {values.dtype}")
         first = values[0] if len(values) else None
         raise _value_error(cols, what, 0, f"is {first!r}: {what}s are {problem}, not real numbers")
-    values = values.astype(np.float64, copy=False)
+    if kind in "iu" and what == "score" and (kind == "i" or not len(values) or int(values.max()) <= _INT64_MAX):
+        if len(values) and (int(values.max()) > 2 ** 53 or int(values.min()) < -(2 ** 53)):
+            _float64_values(values, cols, what)   # beyond 2**53 some integers have no float64 of their own
+        return values.astype(np.int64, copy=False)   # integer scores stay integers (exact in float64 too)
+    out = _float64_values(values, cols, what)
     for test, problem in ((np.isnan, "is NaN"), (np.isinf, "is infinite")):
         if what == "score" and test is np.isinf:
             continue   # infinite scores are valid and tie with each other
-        bad = np.flatnonzero(test(values))
+        bad = np.flatnonzero(test(out))
         if bad.size:
             raise _value_error(cols, what, int(bad[0]), problem)
-    return values
+    return out
 
 
-def normalized(cols: Columns, what: str) -> Columns:
+def check_trec_eval_grades(cols: Columns) -> None:
+    """Raise an InputError at the first grade trec_eval would read as another number (``ties="trec_eval"``).
+
+    trec_eval reads a qrels grade with C's ``atol``: the integer its text begins with (``"0.5"`` is 0,
+    ``"2e1"`` is 2). So that ``ties="trec_eval"`` reproduces trec_eval, each grade must be that number:
+    in a qrels file, the grade its text spells (``cols.trec_eval_grades``, recorded by the reader); in a
+    dict or a table, a whole number (trec_eval's grades are integers; pytrec_eval refuses others). Fractional
+    grades are valid in every other tie mode.
+
+    ``cols``: normalised qrels (float64 grades).
+
+    >>> qrels = normalized(Columns(query=["q", "q"], doc=["a", "b"], value=[2, 0.5], source="qrels"), "grade")
+    >>> check_trec_eval_grades(qrels)
+    Traceback (most recent call last):
+    ...
+    tierank.errors.InputError: grade of document 'b' for query 'q' is 0.5, which trec_eval reads as 0 (it reads grades as integers), so ties='trec_eval' cannot reproduce it: make the grades whole numbers, or use another tie mode
+    """
+    grades = cols.value
+    read = cols.trec_eval_grades
+    if read is None:
+        read = np.trunc(grades)   # a C conversion of a number to long: toward zero
+        bad = read != grades
+    else:
+        bad = read.astype(np.float64) != grades
+        big = np.flatnonzero(~bad & (np.abs(read) > 2 ** 53))   # beyond 2**53 compare exactly (rare)
+        bad[big] = [int(read[i]) != int(grades[i]) for i in big]
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise _value_error(cols, "grade", i, f"is {float(grades[i])!r}, which trec_eval reads as {int(read[i])} "
+                                             "(it reads grades as integers), so ties='trec_eval' cannot reproduce "
+                                             "it: make the grades whole numbers, or use another tie mode")
+
+
+def normalized(cols: Columns, what: str, *, trec_eval: bool = False) -> Columns:
     """``cols`` with ids and values checked and normalised (see the module docstring).
 
     ``what``: ``"score"`` (a run) or ``"grade"`` (qrels), for the rules on values and the messages.
+    ``trec_eval``: grades are read for ``ties="trec_eval"`` (:func:`check_trec_eval_grades`).
 
     >>> c = normalized(Columns(query=["q1", "q1"], doc=[3, 4.0], value=[0.5, True], source="qrels"), "grade")
     >>> c.doc.tolist(), c.value.tolist()
@@ -398,4 +427,7 @@ def normalized(cols: Columns, what: str) -> Columns:
     query = _normalized_ids(cols.query, cols, 0)
     doc = _normalized_ids(cols.doc, cols, 1)
     cols = replace(cols, query=query, doc=doc)
-    return replace(cols, value=_normalized_values(cols, what))
+    cols = replace(cols, value=_normalized_values(cols, what))
+    if trec_eval and what == "grade":
+        check_trec_eval_grades(cols)
+    return cols

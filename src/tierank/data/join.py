@@ -66,15 +66,17 @@ class JoinedRun:
 
 
 def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip",
-                   scores_as_float32: bool = False) -> JoinedRun:
+                   scores_as_float32: bool = False, trec_eval_grades: bool = False) -> JoinedRun:
     """Join a run with its judgments and build ranked lists (the rules: see the module docstring).
 
     ``scores_as_float32``: round the scores to float32 first, as trec_eval 9.x stores them (scores
-    equal in float32 then tie).
+    equal in float32 then tie). ``trec_eval_grades``: every grade must be one trec_eval reads as the
+    same number (``ties="trec_eval"``; :func:`~tierank.data.columns.check_trec_eval_grades`).
     """
     if missing not in ("skip", "zero"):
         raise InputError(f"missing={missing!r}: use 'skip' or 'zero'")
-    run, qrels = check_same_id_kinds(normalized(run, "score"), normalized(qrels, "grade"))
+    run, qrels = check_same_id_kinds(normalized(run, "score"),
+                                     normalized(qrels, "grade", trec_eval=trec_eval_grades))
     if scores_as_float32:
         with np.errstate(over="ignore"):   # beyond float32's range: +-inf, as a C float in trec_eval 9.x
             run = replace(run, value=run.value.astype(np.float32).astype(np.float64))

@@ -165,7 +165,8 @@ def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
             return a[rows]
         return a.take(pa.array(rows, type=pa.int64()))
     return replace(cols, query=pick(cols.query), doc=pick(cols.doc), value=pick(np.asarray(cols.value)),
-                   lines=None if cols.lines is None else cols.lines[rows])
+                   lines=None if cols.lines is None else cols.lines[rows],
+                   trec_eval_grades=None if cols.trec_eval_grades is None else cols.trec_eval_grades[rows])
 
 
 def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, format: str | None = None,
@@ -703,7 +704,8 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
     # a run evaluated here is read while the qrels are: up to _EARLY_BLOCKS blocks, then one at a time
     reader = _read_ahead(source.blocks(), _EARLY_BLOCKS) if len(parts) < 2 else None
     try:
-        q = normalized(to_columns(qrels, "qrels"), "grade")   # a path: TREC text or Parquet, read once
+        # a path: TREC text or Parquet, read once
+        q = normalized(to_columns(qrels, "qrels"), "grade", trec_eval=opts.ties == "trec_eval")
         driver = _Driver(q, opts, evaluate_block)
         if reader is None:
             if _in_workers(driver, q, parts, rows, progress, source.name):

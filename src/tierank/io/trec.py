@@ -9,6 +9,9 @@ run file
 qrels file
     ``qid iter docid grade``: exactly four fields; ``iter`` is ignored. Grades are numbers; negative
     grades are valid (TREC marks junk pages with -2) and count as non-relevant with zero gain.
+    trec_eval reads a grade's text with C's ``atol`` (``"0.5"`` is 0, ``"2e1"`` is 2); the reader
+    records that reading (:func:`trec_eval_atol`), and with ``ties="trec_eval"`` a grade it differs
+    from is an error naming the line (:func:`tierank.data.columns.check_trec_eval_grades`).
 
 Other text formats (``format=``)
 --------------------------------
@@ -512,6 +515,7 @@ class _Split:
     take: Any                         # take(field_index, rows) -> object ndarray of str
     ids: Any                          # ids(field_index, rows) -> array of str ids for Columns
     numbers: Any                      # numbers(field_index, rows) -> float64 ndarray, or None if any is bad
+    texts: Any = None                 # texts(field_index, rows) -> Arrow string array (qrels' grades)
 
 
 def _arrow_objects(array: Any, dictionary: bool = False) -> np.ndarray:
@@ -573,7 +577,8 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     # Arrow-backed string arrays hold them (no cast of the offsets afterwards)
     types[str(layout.qid)] = pa.large_string()
     types[str(layout.docid)] = pa.large_string()
-    types[str(layout.value)] = pa.float64()
+    # qrels: the grades as text, parsed below (trec_eval reads their text its own way: trec_eval_atol)
+    types[str(layout.value)] = pa.large_string() if layout.kind == "qrels" else pa.float64()
     try:
         table = pcsv.read_csv(
             pa.py_buffer(data),
@@ -593,7 +598,15 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
             return None
         if name == str(layout.qid) and any(pc.any(pc.starts_with(c, "#")).as_py() for c in col.chunks):
             return None   # a comment line
-    scores = table.column(str(layout.value)).to_numpy()
+    value_column = table.column(str(layout.value))
+    if layout.kind == "qrels":
+        try:   # Arrow's number parser, as the CSV reader's (the general path parses fields so too)
+            value_column = value_column.combine_chunks()
+            scores = pc.cast(value_column, pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+    else:
+        scores = value_column.to_numpy()
     if np.isnan(scores).any() or (layout.finite and np.isinf(scores).any()):
         return None
     n_rows = table.num_rows
@@ -611,7 +624,11 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     def numbers(k: int, rows: np.ndarray) -> np.ndarray:
         return np.asarray(scores, dtype=np.float64)[rows]
 
-    return _Split(n_rows, false, false, false, false, take, ids, numbers)
+    def texts(k: int, rows: np.ndarray) -> Any:
+        col = table.column(str(k)).combine_chunks()
+        return col if len(rows) == n_rows else col.take(pa.array(rows))
+
+    return _Split(n_rows, false, false, false, false, take, ids, numbers, texts)
 
 
 def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
@@ -669,7 +686,7 @@ def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
 
-    return _Split(n_rows, blank, comment, too_few, too_many, take, ids, numbers)
+    return _Split(n_rows, blank, comment, too_few, too_many, take, ids, numbers, field)
 
 
 def _split_pandas(data: bytes, layout: _Layout) -> _Split:
@@ -713,7 +730,12 @@ def _split_pandas(data: bytes, layout: _Layout) -> _Split:
             return None
         return out
 
-    return _Split(n_rows, blank, comment, too_few, too_many, take, ids, numbers)
+    def texts(k: int, rows: np.ndarray) -> Any:
+        import pyarrow as pa
+
+        return pa.array(cols[k][rows], type=pa.large_string())
+
+    return _Split(n_rows, blank, comment, too_few, too_many, take, ids, numbers, texts)
 
 
 def _parse_number(text: str) -> float | None:
@@ -878,9 +900,11 @@ def columns_of_lines(data: bytes, name: str, layout: _Layout, first_line: int = 
     if not len(rows):
         return None
     values = np.ascontiguousarray(values, dtype=np.float64)
+    # qrels: the grades as trec_eval reads their text, for ties="trec_eval" (check_trec_eval_grades)
+    atol = trec_eval_atol(split.texts(layout.value, rows)) if layout.kind == "qrels" else None
     return Columns(query=split.ids(layout.qid, rows), doc=split.ids(layout.docid, rows),
                    value=-values if layout.negate else values, source=name,
-                   lines=(rows + first_line).astype(np.int64))
+                   lines=(rows + first_line).astype(np.int64), trec_eval_grades=atol)
 
 
 def concat_columns(parts: list[Columns]) -> Columns:
@@ -893,8 +917,10 @@ def concat_columns(parts: list[Columns]) -> Columns:
             return np.concatenate(arrays)
         return pd.concat([pd.Series(a, copy=False) for a in arrays], ignore_index=True).array
     lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
+    atol = (None if any(p.trec_eval_grades is None for p in parts)
+            else np.concatenate([p.trec_eval_grades for p in parts]))
     return replace(parts[0], query=ids([p.query for p in parts]), doc=ids([p.doc for p in parts]),
-                   value=np.concatenate([np.asarray(p.value) for p in parts]), lines=lines)
+                   value=np.concatenate([np.asarray(p.value) for p in parts]), lines=lines, trec_eval_grades=atol)
 
 
 def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -> Columns:
@@ -921,6 +947,61 @@ def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -
         raise InputError(f"no {layout.kind} line: {what} (expected lines '{layout.fields}')",
                          file=name, line=1)
     return concat_columns(parts)
+
+
+_LONG_MIN, _LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def trec_eval_atol(texts: Any) -> np.ndarray:
+    """Grades as trec_eval reads them from a qrels file: C's ``atol`` of each text, the integer its
+    leading sign and digits spell (``"2e1"`` -> 2, ``"0.5"`` -> 0, ``"-1.7"`` -> -1, ``".5"`` -> 0),
+    saturated at the range of a 64-bit long as glibc's ``strtol`` (``get_qrels.c``: ``rel = atol(...)``).
+
+    Parameters
+    ----------
+    texts : pyarrow string array or sequence of str
+        The grade fields, as written.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Examples
+    --------
+    >>> from tierank.io.trec import trec_eval_atol
+    >>> trec_eval_atol(["2e1", "0.5", "-1.7", "+3", ".5", "2.0", "10"]).tolist()
+    [2, 0, -1, 3, 0, 2, 10]
+    >>> trec_eval_atol(["1", "-2", "0x10"]).tolist()
+    [1, -2, 0]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        texts = pa.array(list(texts), type=pa.large_string())
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if pa.types.is_binary(texts.type) or pa.types.is_large_binary(texts.type):
+        texts = texts.cast(pa.large_string())
+    try:   # the usual case: every text is a decimal integer (Arrow would also read hexadecimal "0x10")
+        if len(texts) and pc.max(pc.binary_length(texts)).as_py() <= 18 and \
+                not any(pc.any(pc.match_substring(texts, x)).as_py() for x in "xX"):
+            return pc.cast(texts, pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    # leading white space, then the sign and digits: every text matches (maybe with "")
+    lead = pc.extract_regex(texts, r"^[ \t\n\v\f\r]*(?P<int>[+-]?[0-9]*)").field("int")
+    lead = pc.utf8_ltrim(lead, "+")   # Arrow's integer parse takes "-3", not "+3"
+    digits = pc.utf8_length(pc.utf8_ltrim(lead, "-")).to_numpy(zero_copy_only=False)
+    out = np.zeros(len(texts), dtype=np.int64)
+    short = (digits > 0) & (digits <= 18)   # fits int64 whatever the digits
+    if short.all():
+        return pc.cast(lead, pa.int64()).to_numpy(zero_copy_only=False)
+    if short.any():
+        out[short] = pc.cast(lead.filter(pa.array(short)), pa.int64()).to_numpy(zero_copy_only=False)
+    for i in np.flatnonzero(digits > 18):   # long digit strings (leading zeros, or beyond the range): rare
+        out[i] = min(max(int(lead[int(i)].as_py()), _LONG_MIN), _LONG_MAX)
+    return out   # no digit: 0
 
 
 def _fields(line: str) -> list[str]:
