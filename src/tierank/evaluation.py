@@ -97,6 +97,7 @@ def _apply(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, ties:
         lo, hi = _into_range(m, kernel(worst, m)), _into_range(m, kernel(best, m))
         if m.family.exact_bounds is not None:
             lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
+            lo, hi = _into_range(m, lo), _into_range(m, hi)
         # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
         v = values[m]
         slack = 1e-12 * (1.0 + np.abs(v))
@@ -166,7 +167,7 @@ def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(v) & ~skipped)
     if bad.size:
         raise QueryError(f"measure {m.text or str(m)!r}: the value of this query is beyond float64's range "
-                         f"({v[bad[0]]!r}): its grades or the measure's parameters are too large", int(bad[0]))
+                         f"({float(v[bad[0]])!r}): its grades or the measure's parameters are too large", int(bad[0]))
     lo, hi = m.family.value_range
     slack = 1e-12 * (1.0 + np.abs(v))
     over = (v > hi) & (v - hi <= slack)

@@ -81,6 +81,8 @@ def item_gains(m: Measure, grades: np.ndarray, shift: np.ndarray | None = None) 
     gives a finite gain (``g - s`` is exact where it matters: for the grades near the query's largest).
     """
     pos = np.maximum(grades, 0.0)
+    if m["gains"]:   # listed grades get their own gains: 0 for the function below (2**2000 would overflow)
+        pos = np.where(np.isin(grades, list(m["gains"])), 0.0, pos)
     if callable(m["gain"]):
         out = np.where(grades < 0, 0.0, _custom_gains(m["gain"], pos))
         out = out if shift is None else _scaled(out, shift)
@@ -88,7 +90,7 @@ def item_gains(m: Measure, grades: np.ndarray, shift: np.ndarray | None = None) 
         out = pos if shift is None else _scaled(pos, shift)
     else:
         out = _exp2_gains(pos, shift)
-    if m["gains"]:
+    if m["gains"]:   # the listed grades' values replace the gain function's (an overflowed one too)
         out = out.copy()
         for grade, gain in m["gains"].items():  # loop over the few listed grades
             at = grades == grade
@@ -106,6 +108,8 @@ def _exp2_gains(pos: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
         return np.exp2(pos - s) - np.exp2(-s)
     out = np.empty(len(pos))
     out[small] = _scaled(np.expm1(pos[small] * np.log(2.0)), s[small])
+    tiny = pos < 2.0 ** -60   # expm1(x) = x here: scale first, so that x ln 2 is not a rounded subnormal
+    out[tiny] = _scaled(pos[tiny], s[tiny]) * np.log(2.0)
     big = ~small
     out[big] = np.exp2(pos[big] - s[big]) - np.exp2(-s[big])
     return out
