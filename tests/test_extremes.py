@@ -125,10 +125,15 @@ def extreme_case(draw):
 
 def _may_refuse(measure: str, rel: list) -> bool:
     """A refusal is acceptable where float64 sums stop being exact: a grade or parameter >= 2**53; and for
-    G, a positive grade or gain below 2**-1000, whose terms g / log2(2 + C - S) would be subnormal."""
+    G, whose 2 + C - S needs exact gain sums, a gain of 2**52 or more (gain='exp2': a grade of 52) or a
+    positive grade or gain below 2**-1000, whose terms g / log2(2 + C - S) would be subnormal."""
     numbers = [abs(x) for x in _numbers(measure)] + [x for r in rel for x in r]
-    tiny = parse_measure(measure).name == "G" and any(0 < x < 2.0**-1000 for x in numbers)
-    return tiny or max([0.0] + numbers) >= 2.0**53
+    m = parse_measure(measure)
+    if m.name == "G":
+        exp2 = m["gain"] == "exp2"
+        gains = numbers + [2.0 ** min(x, 1000.0) for r in rel for x in r if exp2]
+        return any(0 < x < 2.0**-1000 or x >= 2.0**52 for x in gains)
+    return max([0.0] + numbers) >= 2.0**53
 
 
 def _check(measure: str, rel: list, keys: list) -> None:
