@@ -90,7 +90,7 @@ INT_KEYS = (2**63 - 1, 2**63 - 2, -2**63, 2**62, 2**62 + 1, 0, 0)
 # grade of the top k far below the largest, R tiny) are exact to that absolute error only
 ABSOLUTE = {"ERR": 1e-15}
 
-HYP = settings(deadline=None, derandomize=True, database=None, max_examples=300,
+HYP = settings(deadline=None, derandomize=True, database=None, max_examples=600,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 
 
