@@ -211,6 +211,7 @@ def _extremes(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, pr
     lo, hi = _into_range(m, kernel(worst, m)), _into_range(m, kernel(best, m))
     if m.family.exact_bounds is not None:
         lo, hi = m.family.exact_bounds(orderings.expected, best, worst, m, lo, hi)
+        lo, hi = _into_range(m, lo), _into_range(m, hi)
     return lo, hi
 
 
@@ -267,7 +268,16 @@ class _BatchedKernels:
 def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
     """Values a last-bit rounding put just outside the family's declared range, moved onto its end
     (an nDCG of 1 + 1 ulp when the DCG equals the ideal DCG summed another way). Larger excesses are
-    left alone: they would be bugs, not rounding."""
+    left alone: they would be bugs, not rounding.
+
+    A value that is not finite raises a QueryError naming the query: kernels give exact values or refuse,
+    and a value beyond float64 (a Utility or an ACG of grades near 1.8e308 scaled back to inf) is never
+    passed on as a number. NaN is a value only where the measure says so (``empty='skip'``)."""
+    skipped = np.isnan(v) if dict(m.items).get("empty") == "skip" else np.zeros(len(v), dtype=bool)
+    bad = np.flatnonzero(~np.isfinite(v) & ~skipped)
+    if bad.size:
+        raise QueryError(f"measure {m.text or str(m)!r}: the value of this query is beyond float64's range "
+                         f"({float(v[bad[0]])!r}): its grades or the measure's parameters are too large", int(bad[0]))
     lo, hi = m.family.value_range
     slack = 1e-12 * (1.0 + np.abs(v))
     over = (v > hi) & (v - hi <= slack)

@@ -115,8 +115,18 @@ class ExactSum:
             return math.inf if self.total > 0 else -math.inf
 
     def mean(self) -> float:
-        """The correctly rounded sum divided by the count (NaN when nothing was added)."""
-        return self.value() / self.count if self.count else math.nan
+        """The correctly rounded sum divided by the count (NaN when nothing was added); when that sum is
+        beyond float64 but the mean is not (values near 1.8e308), the exact sum over the count, rounded once.
+
+        >>> ExactSum.of([1.7e308, 1.7e308]).mean()
+        1.7e+308
+        """
+        if not self.count:
+            return math.nan
+        total = self.value()
+        if math.isinf(total) and not (self.nan or self.pos_inf or self.neg_inf):
+            return self.total / (self.count << _SCALE)   # int / int: correctly rounded (inf beyond float64)
+        return total / self.count
 
     def to_text(self) -> str:
         """A plain text form (for shipping partial sums between processes), read by :meth:`from_text`."""

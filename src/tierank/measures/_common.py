@@ -41,12 +41,62 @@ def grade_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
     return [np.maximum(grades, 0.0)]
 
 
+# Exponent below which a query's largest grade leaves sums of up to 2**60 grades finite in float64
+_MAX_GRADE_EXP = 960
+
+
+def grade_shifts(g: TieStats) -> np.ndarray | None:
+    """Per query, a power of two 2**s (s an int64, 0..64) such that the grades times 2**-s sum without
+    overflow (sums of up to 2**60 of them stay below 2**1020); None when no query needs one (the common
+    case: every grade below 2**960). Measures linear in the grades (ACG, WAP) sum scaled grades and scale
+    their value back, exactly: a power of two changes only the exponent (grades that underflow are
+    below 2**-2000 of the largest).
+
+    >>> from tierank.ties.groups import TieStats
+    >>> stats = TieStats.from_histogram(np.array([[[1, 1]]]), np.array([0.0, 1.5e308]))
+    >>> grade_shifts(stats)
+    array([64])
+    """
+    top = g.memo("max_grade", g.judged.max_grade)
+    e = np.frexp(top)[1]
+    if not (e > _MAX_GRADE_EXP).any():
+        return None
+    return np.maximum(e - _MAX_GRADE_EXP, 0).astype(np.int64)
+
+
+def unscaled(values: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
+    """Values computed on grades times 2**-shift, times 2**shift (inf beyond float64, which the evaluation
+    reports as an error naming the query)."""
+    if shift is None:
+        return values
+    with np.errstate(over="ignore"):
+        return np.ldexp(values, shift)
+
+
 def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den with 0 where den == 0 (empty denominators give 0)."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
     out = np.zeros(np.broadcast(num, den).shape)
     return np.divide(num, den, out=out, where=den != 0)
+
+
+def f_measure(hits: np.ndarray, k: np.ndarray, R: np.ndarray, weight: float) -> np.ndarray:
+    """``(1 + w) H / (w R + k)``: the F measure of H hits among k retrieved items and R relevant ones,
+    recall weighing ``w`` times precision (F1's beta^2, trec_eval set_F's x); 0 when the denominator is 0.
+
+    Stable for every w >= 0, including w = inf (an overflowing beta^2: the limit, recall): for w > 1
+    numerator and denominator are divided by w, so nothing overflows and no inf / inf is formed.
+
+    >>> f_measure(np.array([1.0]), np.array([2.0]), np.array([4.0]), 1e308 * 10)   # w = inf: recall
+    array([0.25])
+    >>> f_measure(np.array([1.0]), np.array([2.0]), np.array([4.0]), 1.0)         # 2 H / (R + k)
+    array([0.33333333])
+    """
+    if weight > 1.0:
+        inv = 1.0 / weight
+        return divide((1.0 + inv) * hits, R + inv * k)
+    return divide((1.0 + weight) * hits, weight * R + k)
 
 
 def k_prime(g: TieStats, m: Measure, K: np.ndarray) -> np.ndarray:

@@ -58,7 +58,8 @@ class _RealCheck:
             raise ValueError(f"{self.name} must be > 0, got {v!r}")
         if self.minimum is not None and v < self.minimum:
             raise ValueError(f"{self.name} must be >= {self.minimum:g}{self.why}, got {v!r}")
-        return float(v) if not float(v).is_integer() else int(v)
+        # whole numbers below 2**53 as int (shown as P(rel=2)); larger ones stay float (1e+308, not 309 digits)
+        return int(v) if float(v).is_integer() and abs(v) < 2 ** 53 else float(v)
 
 
 def _finite(v: Real) -> bool:

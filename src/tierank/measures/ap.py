@@ -21,13 +21,14 @@ import numpy as np
 
 from ..ties.expectations import hypergeometric_expectation, hypergeometric_support
 from ..ties.groups import TieStats, position_prefix, position_sum
-from ._common import REL, binary_preference, denom_param, divide
+from ._common import REL, binary_preference, denom_param, divide, grade_shifts, unscaled
 from ._spec import Measure, MeasureFamily
 from ._trec import TREC_CUTOFFS, TrecName
 
 
-def _fns(m: Measure):
-    """(key of b, b(grades), key of w, w(grades)) for AP (w = b) or WAP (w = grade * b)."""
+def _fns(m: Measure, shift: np.ndarray | None = None):
+    """(key of b, b(grades), key of w, w(grades, query)) for AP (w = b) or WAP (w = grade * b, times the
+    query's 2**-shift when ``shift`` is given: grades near float64's largest, :func:`grade_shifts`)."""
     rel = m["rel"]
 
     def b(x: np.ndarray, _q: np.ndarray | None = None) -> np.ndarray:
@@ -36,10 +37,17 @@ def _fns(m: Measure):
     if m.name == "AP":
         return ("b", rel), b, ("b", rel), b
 
-    def w(x: np.ndarray, _q: np.ndarray | None = None) -> np.ndarray:
-        return np.maximum(x, 0.0) * (x >= rel)
+    def w(x: np.ndarray, q: np.ndarray | None = None) -> np.ndarray:
+        weight = np.maximum(x, 0.0) * (x >= rel)
+        return weight if shift is None else np.ldexp(weight, -shift[q])
 
-    return ("b", rel), b, ("w", rel), w
+    return ("b", rel), b, ("w", rel) if shift is None else ("w", rel, "scaled"), w
+
+
+def _shift(g: TieStats, m: Measure) -> np.ndarray | None:
+    """WAP's per-query scale of the grades (None: none needed, and always for AP, whose weights are 0/1).
+    WAP is linear in the weights, so its value is computed on scaled weights and scaled back."""
+    return None if m.name == "AP" else grade_shifts(g)
 
 
 def _slot_sums(t: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -63,11 +71,12 @@ class _Groups:
     """Per-group r, R_{c-1}, W, G_{c-1}, mu of one TieStats for one measure."""
 
     def __init__(self, g: TieStats, m: Measure) -> None:
-        bkey, b, wkey, w = _fns(m)
+        shift = _shift(g, m)
+        bkey, b, wkey, w = _fns(m, shift)
         self.r = g.group_sum(bkey, b)
         self.R_before = g.before(bkey, b)
-        self.W = g.group_sum(wkey, w)
-        self.G_before = g.before(wkey, w)
+        self.W = g.group_sum(wkey, w, shift is not None)
+        self.G_before = g.before(wkey, w, shift is not None)
         self.mu = divide(self.W, self.r)
         # n_c; None when every group is one item (fixed orders), where r/n = r and A_1 = 0
         self.n = None if g.all_singletons else g.group_size.astype(np.float64)
@@ -108,7 +117,7 @@ def average_precision(g: TieStats, m: Measure) -> np.ndarray:
     if denom != "retrieved":
         R = g.judged.count_at_least(m["rel"])
         D = R if denom == "R" or m.cutoff is None else np.minimum(R, float(m.cutoff))
-        return divide(_numerator(g, m, K), D)
+        return unscaled(divide(_numerator(g, m, K), D), _shift(g, m))
     grp = g.memo(("ap_groups", m.name, m["rel"]), lambda: _Groups(g, m))
     cut = g.cut(K)
     r, Rb = grp.r[cut.group], grp.R_before[cut.group]
@@ -116,7 +125,7 @@ def average_precision(g: TieStats, m: Measure) -> np.ndarray:
     out = divide(_numerator(g, m, K), Rb + r)
     q = np.flatnonzero(cut.m < cut.n)
     if q.size == 0:
-        return out
+        return unscaled(out, _shift(g, m))
     c, t, mm, n = cut.group[q], cut.t[q], cut.m[q], cut.n[q]
     full = g.memo(("ap_full", m.name, m["rel"]),
                   lambda: grp.slots(None, g.group_first, g.group_size))
@@ -133,7 +142,7 @@ def average_precision(g: TieStats, m: Measure) -> np.ndarray:
         return divide(S[idx] + B, Rq[idx] + x)
 
     out[q] = hypergeometric_expectation(n, r[q], mm, value)
-    return out
+    return unscaled(out, _shift(g, m))
 
 
 def retrieved_bounds(g: TieStats, opt: TieStats, pess: TieStats, m: Measure,
@@ -162,10 +171,11 @@ def retrieved_bounds(g: TieStats, opt: TieStats, pess: TieStats, m: Measure,
     t_all[q] = t
     S_best, S_worst = _numerator(opt, m, t_all)[q], _numerator(pess, m, t_all)[q]
     # weights inside each cut group: non-relevant first, then relevant ascending
-    _, bfn, _, wfn = _fns(m)
+    shift = _shift(g, m)
+    _, bfn, _, wfn = _fns(m, shift)
     ptr, grades = g.group_grades(c)
     seg = np.repeat(np.arange(len(q)), np.diff(ptr))
-    b, w = bfn(grades), wfn(grades)
+    b, w = bfn(grades), wfn(grades, q[seg])
     ws = w[np.lexsort((w, b, seg))]
     cw = np.concatenate(([0.0], np.cumsum(ws)))
     rel_start, rel_end = ptr[1:] - r, ptr[1:]
@@ -187,8 +197,8 @@ def retrieved_bounds(g: TieStats, opt: TieStats, pess: TieStats, m: Measure,
         terms = (Gb[rows] + G_low) / (t[rows] + mm[rows] - x + ls)
         sums = np.add.reduceat(terms, np.arange(0, len(terms), x))
         worst[ok] = np.minimum(worst[ok], (S_worst[ok] + sums) / (Rb[ok] + x))
-    lower[q] = worst
-    upper[q] = best
+    lower[q] = unscaled(worst, None if shift is None else shift[q])
+    upper[q] = unscaled(best, None if shift is None else shift[q])
     return lower, upper
 
 

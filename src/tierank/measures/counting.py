@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from ..ties.groups import TieStats
-from ._common import CLIP, REL, REL_OR_ALL, binary_preference, divide, grade_preference, k_prime, positive_grade
+from ._common import (CLIP, REL, REL_OR_ALL, binary_preference, divide, f_measure, grade_preference, grade_shifts,
+                      k_prime, positive_grade, unscaled)
 from ._spec import Measure, MeasureFamily, Param, bool_param, real_param
 from ._trec import TREC_CUTOFFS, TrecName
 
@@ -39,8 +40,8 @@ def f1(g: TieStats, m: Measure) -> np.ndarray:
     # F_beta = (1 + b^2) P R / (b^2 P + R) = (1 + b^2) H / (b^2 R + k') is linear in H, so its mean is
     # (1 + b^2) E[H] / (b^2 R + k')  (docs/maths.md, "Sums over the top k"); beta = 1: 2H / (k' + R).
     K = g.clamp(m.cutoff)
-    b2 = float(m["beta"]) ** 2
-    return divide((1.0 + b2) * _hits(g, m, K), k_prime(g, m, K) + b2 * g.judged.count_at_least(m["rel"]))
+    beta = float(m["beta"])
+    return f_measure(_hits(g, m, K), k_prime(g, m, K), g.judged.count_at_least(m["rel"]), beta * beta)
 
 
 def success(g: TieStats, m: Measure) -> np.ndarray:
@@ -68,7 +69,8 @@ def rprec(g: TieStats, m: Measure) -> np.ndarray:
 def rprec_mult(g: TieStats, m: Measure) -> np.ndarray:
     # trec_eval Rprec_mult: precision at rank K = (long)(mult R + 0.9), divided by K beyond the list too
     R = g.judged.count_at_least(m["rel"])
-    K = np.floor(m["mult"] * R + 0.9)
+    with np.errstate(over="ignore"):   # a rank beyond float64 (mult near 1.8e308): hits / inf, 0
+        K = np.floor(m["mult"] * R + 0.9)
     return divide(_hits(g, m, np.minimum(K, g.lengths).astype(np.int64)), K)
 
 
@@ -78,7 +80,11 @@ def hits(g: TieStats, m: Measure) -> np.ndarray:
 
 def acg(g: TieStats, m: Measure) -> np.ndarray:
     K = g.clamp(m.cutoff)
-    return divide(g.expected_top_sum("g+", positive_grade, K), k_prime(g, m, K))
+    shift = grade_shifts(g)   # grades near float64's largest: summed times 2**-shift, then scaled back
+    if shift is None:
+        return divide(g.expected_top_sum("g+", positive_grade, K), k_prime(g, m, K))
+    total = g.expected_top_sum(("g+", "scaled"), lambda x, q: np.ldexp(positive_grade(x), -shift[q]), K, True)
+    return unscaled(divide(total, k_prime(g, m, K)), shift)
 
 
 def num_q(g: TieStats, m: Measure) -> np.ndarray:

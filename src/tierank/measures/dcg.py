@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -74,39 +74,82 @@ def _normalize(p: dict[str, Any]) -> dict[str, Any]:
 
 def item_gains(m: Measure, grades: np.ndarray, shift: np.ndarray | None = None) -> np.ndarray:
     """Gain of every grade under the measure's gain and gains map, times ``2**-shift`` (``shift``: an
-    integer exponent per grade, None for 0). Negative grades (unjudged) have gain 0 whatever the map.
+    integer-valued float exponent per grade, None for 0). Negative grades (unjudged) have gain 0 whatever
+    the map.
 
-    With a shift, exp2 gains are ``2**(g - s) - 2**-s``: ``2**g`` is never formed, so grades in the
-    thousands stay finite.
+    With a shift, exp2 gains are ``2**(g - s) - 2**-s``: ``2**g`` is never formed, so any finite grade
+    gives a finite gain (``g - s`` is exact where it matters: for the grades near the query's largest).
     """
     pos = np.maximum(grades, 0.0)
+    if m["gains"]:   # listed grades get their own gains: 0 for the function below (2**2000 would overflow)
+        pos = np.where(np.isin(grades, list(m["gains"])), 0.0, pos)
     if callable(m["gain"]):
         out = np.where(grades < 0, 0.0, _custom_gains(m["gain"], pos))
-        out = out if shift is None else np.ldexp(out, -shift)
+        out = out if shift is None else _scaled(out, shift)
     elif m["gain"] == "linear":
-        out = pos if shift is None else np.ldexp(pos, -shift)
-    elif shift is None:
-        out = np.exp2(pos)
-        out -= 1.0
+        out = pos if shift is None else _scaled(pos, shift)
     else:
-        out = np.exp2(pos - shift) - np.exp2(-shift.astype(np.float64))
-    if m["gains"]:
+        out = _exp2_gains(pos, shift)
+    if m["gains"]:   # the listed grades' values replace the gain function's (an overflowed one too)
         out = out.copy()
         for grade, gain in m["gains"].items():  # loop over the few listed grades
             at = grades == grade
-            out[at] = gain if shift is None else np.ldexp(float(gain), -shift[at])
+            out[at] = gain if shift is None else _scaled(np.full(int(at.sum()), float(gain)), shift[at])
     return out
 
 
-def ideal_gains(g: TieStats, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _exp2_gains(pos: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
+    """``(2**g - 1) * 2**-shift`` for grades g >= 0: from g >= 1 as ``2**(g - shift) - 2**-shift`` (2**g is
+    never formed; the difference loses nothing, 2**g >= 2), below 1 as ``expm1(g ln 2)`` scaled (2**g - 1
+    would cancel: 2**1e-20 - 1 is 0 in float64, and the gain of a grade 5e-324 is 3.4e-324)."""
+    small = pos < 1.0
+    s = np.zeros(len(pos)) if shift is None else np.broadcast_to(shift, pos.shape)
+    if not small.any():
+        return np.exp2(pos - s) - np.exp2(-s)
+    out = np.empty(len(pos))
+    out[small] = _scaled(np.expm1(pos[small] * np.log(2.0)), s[small])
+    tiny = pos < 2.0 ** -60   # expm1(x) = x here: scale first, so that x ln 2 is not a rounded subnormal
+    out[tiny] = _scaled(pos[tiny], s[tiny]) * np.log(2.0)
+    big = ~small
+    out[big] = np.exp2(pos[big] - s[big]) - np.exp2(-s[big])
+    return out
+
+
+def _scaled(x: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``x * 2**-shift``, exactly rounded (an exponent change; beyond 2**20 every finite x gives 0)."""
+    return np.ldexp(x, -np.clip(shift, -2.0 ** 20, 2.0 ** 20).astype(np.int64))
+
+
+def ideal_gains(g: TieStats, m: Measure, scaled: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The judged documents of positive gain, as runs (query, gain, count) sorted by query, then gain
-    descending: every query's ideal ranking (G, NDCGRel and Rndcg build their ideal weights on it)."""
+    descending: every query's ideal ranking (G, NDCGRel and Rndcg build their ideal weights on it).
+    ``scaled``: the gains of :func:`ratio_gains` (times the query's 2**-shift), for measures that are
+    ratios of gain sums. Both forms come in the same order, that of the true gains (exp2 gains beyond
+    float64 are inf unscaled, small ones may be 0 scaled: each breaks the other's ties)."""
     j = g.judged
-    gains = item_gains(m, j.grade)
+    with np.errstate(over="ignore"):   # an exp2 gain beyond float64 is positive (inf)
+        gains = item_gains(m, j.grade)
     keep = gains > 0
-    q, gain, count = j.query[keep], gains[keep], j.count[keep]
-    order = np.lexsort((-gain, q))
-    return q[order], gain[order], count[order]
+    order_by = (-gains,)
+    if scaled or _shifts(m, g) is not None:
+        _key, fn, _with_query = ratio_gains(g, m)
+        scaled_gains = fn(j.grade, j.query)
+        order_by = (-scaled_gains, -gains)
+        if scaled:
+            gains = scaled_gains
+    order = np.lexsort(tuple(v[keep] for v in order_by) + (j.query[keep],))
+    return j.query[keep][order], gains[keep][order], j.count[keep][order]
+
+
+def ratio_gains(g: TieStats, m: Measure) -> tuple[tuple, Callable, bool]:
+    """(memo key, ``f(grades, query)``, whether f needs the query) of the item gains of a measure that is a
+    ratio of gain sums of one query (nDCG, NDCGRel, Rndcg): the gains times 2**-shift, a per-query power
+    of two (:func:`_shifts`), where some gain of the query reaches 2**_MAX_EXP, so that any finite grade
+    gives finite sums; the ratio is unchanged (terms that underflow are below 2**-2000 of the largest)."""
+    shift = _shifts(m, g)
+    if shift is None:
+        return _gain_key(m), lambda grades, _q: item_gains(m, grades), False
+    return _gain_key(m) + ("shifted",), lambda grades, q: item_gains(m, grades, shift[q]), True
 
 
 def _custom_gains(fn: Any, grades: np.ndarray) -> np.ndarray:
@@ -120,28 +163,41 @@ _MAX_EXP = 960
 
 
 def _gain_exponent(m: Measure, g: TieStats) -> np.ndarray:
-    """Per query, an integer E with every gain of the query < 2**E (from its largest judged grade)."""
-    top = g.memo("max_grade", g.judged.max_grade)
-    if callable(m["gain"]):   # the largest gain of each query's judged grades
-        gains = item_gains(m, g.judged.grade)
-        top_gain = np.zeros(g.n_queries)
-        np.maximum.at(top_gain, g.judged.query, gains)
-        e = np.frexp(top_gain)[1].astype(np.float64)
+    """Per query, an integer-valued float E with every gain of the query < 2**E, from its judged grades'
+    positive gains (0 for a query without one; for exp2 gains E is the grade's ceiling plus one, which
+    may be far beyond 1024)."""
+    j = g.judged
+    pos = np.maximum(j.grade, 0.0)
+    if callable(m["gain"]):
+        gains = item_gains(m, j.grade)
+        e = np.frexp(gains)[1].astype(np.float64)
+        positive = gains > 0
     elif m["gain"] == "linear":
-        e = np.frexp(top)[1].astype(np.float64)
-    else:
-        e = np.ceil(top) + 1.0
-    if m["gains"]:
-        e = np.maximum(e, float(np.frexp(max(m["gains"].values()))[1]))
-    return e
+        e = np.frexp(pos)[1].astype(np.float64)
+        positive = pos > 0
+    else:   # 2**g - 1 < 2**(ceil(g) + 1), and below grade 1, 2**g - 1 <= g
+        e = np.where(pos >= 1.0, np.ceil(pos) + 1.0, np.frexp(pos)[1].astype(np.float64))
+        positive = pos > 0
+    for grade, gain in (m["gains"] or {}).items():  # loop over the few listed grades
+        at = j.grade == grade
+        e[at] = float(np.frexp(float(gain))[1])
+        positive[at] = gain > 0
+    out = np.full(g.n_queries, -np.inf)
+    np.maximum.at(out, j.query[positive], e[positive])
+    return np.where(np.isfinite(out), out, 0.0)
 
 
 def _shifts(m: Measure, g: TieStats) -> np.ndarray | None:
-    """The per-query scale exponents of the gains (None: no query needs one, the common case)."""
+    """The per-query scale exponents of the gains, integer-valued floats (None: no query needs one, the
+    common case). Every scaled gain is below 2**_MAX_EXP: from 2**53 on, where ``E - _MAX_EXP`` would
+    round, the shift is E itself (grade - shift <= 0 then, exactly). A query whose gains are all below
+    2**-_MAX_EXP (grades of 1e-300) is scaled up instead, to gains below 1: the inverse of its ideal DCG
+    stays finite and its sums keep their digits (subnormal numbers have few)."""
     e = g.memo(("gain_exp", m["gain"], repr(m["gains"])), lambda: _gain_exponent(m, g))
-    if not (e > _MAX_EXP).any():
+    tiny = e < -_MAX_EXP
+    if not ((e > _MAX_EXP) | tiny).any():
         return None
-    return np.maximum(e - _MAX_EXP, 0.0).astype(np.int64)
+    return np.where(tiny, e, np.where(e < 2.0 ** 53, np.maximum(e - _MAX_EXP, 0.0), e))
 
 
 def _gain_key(m: Measure) -> tuple:
@@ -204,13 +260,22 @@ def dcg(g: TieStats, m: Measure) -> np.ndarray:
     shift = _shifts(m, g)
     if shift is None:
         return _dcg(g, m, None)
-    scaled = _dcg(g, m, shift)
-    with np.errstate(over="ignore"):   # values beyond float64 become inf and are reported below
-        out = np.ldexp(scaled, shift)
-    bad = np.flatnonzero(~np.isfinite(out))
-    if bad.size:
-        q = int(bad[0])
-        raise DCGOverflow(q, m.text or str(m), float(g.memo("max_grade", g.judged.max_grade)[q]))
+    # Some gain of the query reaches 2**_MAX_EXP: the plain sums are right wherever they stay finite (a
+    # gain beyond float64 outside the top k does not enter them); elsewhere the sums scaled by 2**-shift,
+    # scaled back, when that is finite and the scaled sum is a normal number (the terms that underflowed,
+    # each below 2**-1074, are then below 2**-70 of it).
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _dcg(g, m, None)
+    redo = ~np.isfinite(out)
+    if redo.any():
+        scaled = _dcg(g, m, shift)
+        with np.errstate(over="ignore"):   # values beyond float64 become inf and are reported below
+            back = np.ldexp(scaled, np.minimum(shift, 2.0 ** 20).astype(np.int64))
+        out = np.where(redo, back, out)
+        bad = np.flatnonzero(redo & ~(np.isfinite(back) & (scaled >= 2.0 ** -900)))
+        if bad.size:
+            q = int(bad[0])
+            raise DCGOverflow(q, m.text or str(m), float(g.memo("max_grade", g.judged.max_grade)[q]))
     return out
 
 

@@ -21,6 +21,11 @@ ideal gains' excess over 1 up to rank R, the last ideal rank of positive gain. T
 terms (and the bounds' states) as its ``cost``: a query beyond the budget (``tie_cost_budget``) raises an
 InputError naming the query and tie, before the work starts.
 
+Exactness: ``2 + C - S`` is small where C and S are large, so float64 must hold both sums exactly: a query
+whose integer gains sum past 2**52 (a grade of 1e16; ``gain='exp2'`` from grade 52), whose other gains sum
+past 2**23, or with a positive gain below 2**-1000 raises an InputError naming it (:meth:`_Costs.check_exact`)
+rather than giving a number made of rounding.
+
 Bounds: a higher gain first does not always give the higher G (after a document of gain 1 with ideal gains
 3, 2, 1, the tie {2, 3} scores more as 2 then 3). Ties add up independently (a tie's terms depend only on
 the gain sum before it), so each tie's best and worst arrangement is found by a dynamic programme over how
@@ -35,7 +40,7 @@ import numpy as np
 
 from ..ties.groups import TieStats, within_query_exclusive_cumsum
 from ._common import PYTHON_STATE, chunks, divide
-from ._spec import Measure, MeasureFamily
+from ._spec import Measure, MeasureFamily, QueryError
 from ._trec import TrecName
 from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
                   item_gains)
@@ -56,9 +61,11 @@ class _Costs:
     excesses ``max(ideal gain - 1, 0)`` (so from rank R on, C grows by one per rank)."""
 
     def __init__(self, g: TieStats, m: Measure) -> None:
-        q, gain, count = ideal_gains(g, m)
-        self.total = np.bincount(q, weights=gain * count, minlength=g.n_queries)
+        with np.errstate(over="ignore"):   # gains and totals beyond float64 are refused by check_exact
+            q, gain, count = ideal_gains(g, m)
+            self.total = np.bincount(q, weights=gain * count, minlength=g.n_queries)
         self.R = np.bincount(q, weights=count, minlength=g.n_queries).astype(np.int64)
+        self.check_exact(g, m, gain, q)
         flat_q = np.repeat(q, count)
         excess = np.repeat(np.maximum(gain - 1.0, 0.0), count)
         self.start = np.searchsorted(flat_q, np.arange(g.n_queries))
@@ -66,6 +73,32 @@ class _Costs:
         self.beyond = np.zeros(g.n_queries)      # X(R): the whole excess of each query
         has = self.R > 0
         self.beyond[has] = self.X[self.start[has] + self.R[has] - 1]
+
+    def check_exact(self, g: TieStats, m: Measure, gains: np.ndarray, q: np.ndarray) -> None:
+        """Raise a QueryError for a query whose ``C - S`` float64 cannot hold to better than 2**-30.
+
+        G reads ``log2(2 + C - S)``, C and S sums of up to the query's whole gain: C - S is small while
+        both are large, so float64's rounding of the sums (an ulp of the total) would be all that is left
+        (a grade of 1e17 gave G 1.8e-19). The sums are exact when every gain is a multiple of 2**-f and the
+        largest sum, below ``T = n + R + 2 total``, stays under 2**52 in those units (whole gains up to
+        about 4.5e15, halves and quarters alike); otherwise the rounding, about ``T 2**-53``, must stay below
+        2**-30, which keeps each term's relative error below 1e-9."""
+        f = np.zeros(g.n_queries)
+        np.maximum.at(f, q, _fraction_bits(gains))
+        with np.errstate(over="ignore", invalid="ignore"):   # T may be inf (gains beyond float64)
+            T = g.lengths + self.R + 2.0 * self.total
+            exact = np.ldexp(T, np.minimum(f, 2000).astype(np.int64)) < 2.0 ** 52
+        bad = np.flatnonzero(~exact & ~(T * 2.0 ** -53 <= 2.0 ** -30))
+        tiny = np.flatnonzero((gains > 0) & (gains < 2.0 ** -1000))   # terms g / log2(...) would be subnormal
+        if tiny.size:
+            query = int(q[tiny[0]])
+            raise QueryError(f"measure {m.text or str(m)!r}: a gain of this query ({gains[tiny[0]]:g}) is too small "
+                             "for float64 to weigh exactly in G (below 2**-1000); use larger grades or gains", query)
+        if bad.size:
+            query = int(bad[0])
+            top = float(g.memo("max_grade", g.judged.max_grade)[query])
+            raise QueryError(f"measure {m.text or str(m)!r}: this query's gains (largest grade {top:g}) are too large for float64 to hold G's costs minus gains exactly "
+                             "(the 2 + C - S of its discounts); use smaller grades or gains", query)
 
     def at(self, q: np.ndarray, rank: np.ndarray) -> np.ndarray:
         """C at 1-based ranks ``rank`` of queries ``q``."""
@@ -124,6 +157,14 @@ def _cost(g: TieStats, m: Measure, bounds: bool) -> tuple[np.ndarray, np.ndarray
     if bounds:
         return ties, PYTHON_STATE * _extreme_cost(runs, zeros)
     return ties, 4.0 * _expected_cost(runs, zeros)
+
+
+def _fraction_bits(x: np.ndarray) -> np.ndarray:
+    """Per positive float, the f with x a whole multiple of 2**-f (0 for whole numbers)."""
+    mant, exp = np.frexp(np.where(np.isfinite(x), x, 0.0))
+    whole = np.ldexp(mant, 53).astype(np.int64)          # x = whole * 2**(exp - 53), exactly
+    low = (whole & -whole).astype(np.float64)            # its lowest set bit, 2**tz (1 for x = 0)
+    return np.maximum(53.0 - exp - np.log2(np.maximum(low, 1.0)), 0.0)
 
 
 def g_measure(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:

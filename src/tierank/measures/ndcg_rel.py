@@ -22,7 +22,7 @@ from ._common import divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
 from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
-                  item_gains)
+                  item_gains, ratio_gains)
 
 __all__ = ["FAMILIES"]
 
@@ -31,7 +31,7 @@ def _ideal_dcg_by_rank(g: TieStats, m: Measure, disc: object
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(IDCG@1, IDCG@2, ... up to IDCG@reach, flat by query; each query's offset there; reach per query),
     with reach = min(P, list length) the ideal ranks a weight ``1 / IDCG@min(i, P)`` can use; and P."""
-    q, gain, count = ideal_gains(g, m)
+    q, gain, count = ideal_gains(g, m, scaled=True)
     P = np.bincount(q, weights=count, minlength=g.n_queries).astype(np.int64)
     reach = np.minimum(P, g.lengths)
     flat_q = np.repeat(q, count)
@@ -77,9 +77,10 @@ def _weighted_tie_sums(g: TieStats, m: Measure, disc: object) -> tuple[tuple, np
 def ndcg_rel(g: TieStats, m: Measure) -> np.ndarray:
     disc = m["discount"]
     (SW, SWPD, SWD), P = _weighted_tie_sums(g, m, disc)
-    gains_key = ("gain", m["gain"], repr(m["gains"]))
-    G = g.group_sum(gains_key, lambda x, _q: item_gains(m, x))
-    p = g.group_sum(("positive_gain", m["gain"], repr(m["gains"])), lambda x, _q: item_gains(m, x) > 0)
+    # gains scaled per query where they reach float64's range (a ratio of gain sums: the same value)
+    gains_key, gains, with_query = ratio_gains(g, m)
+    G = g.group_sum(gains_key, gains, with_query)
+    p = g.group_sum(("positive_gain", m["gain"], repr(m["gains"])), _positive_gain(m))
     n = g.group_size.astype(np.float64)
     t = g.group_first
     PD = position_prefix(disc, int(g.lengths.max()) + 1)
@@ -98,11 +99,16 @@ def ndcg_rel(g: TieStats, m: Measure) -> np.ndarray:
     return divide(total + last, P)
 
 
+def _positive_gain(m: Measure):
+    def positive(x: np.ndarray, _q: np.ndarray | None) -> np.ndarray:
+        with np.errstate(over="ignore"):   # an exp2 gain beyond float64 is positive (inf)
+            return item_gains(m, x) > 0
+    return positive
+
+
 def _total_idcg(g: TieStats, m: Measure, disc: object) -> np.ndarray:
-    if isinstance(disc, str):
-        return g.judged.ideal_dcg(("gain", m["gain"], repr(m["gains"])), lambda x, _q: item_gains(m, x), disc, None)
-    return g.judged.ideal_dcg(("gain", m["gain"], repr(m["gains"]), "custom"), lambda x, _q: item_gains(m, x),
-                              disc, None)
+    key, gains, _with_query = ratio_gains(g, m)
+    return g.judged.ideal_dcg(key if isinstance(disc, str) else key + ("custom",), gains, disc, None)
 
 
 FAMILIES = [

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..ties.groups import TieStats
-from ._common import divide
+from ._common import divide, grade_shifts
 from ._spec import Measure, MeasureFamily, Param, real_param
 from ._trec import TrecName, parse_pairs
 
@@ -53,8 +53,13 @@ def _group_values(g: TieStats, m: Measure) -> tuple[object, np.ndarray]:
     if rel is not None:
         return ("b", rel), g.group_sum(("b", rel), lambda x, _q: x >= rel)
     scale = g.memo("rbp_scale", lambda: np.maximum(g.judged.max_grade(), 1.0))
-    grades = g.group_sum("positive_grade", lambda x, _q: np.maximum(x, 0.0))
-    return "rbp_gain", grades / scale[g.group_query]
+    shift = grade_shifts(g)
+    if shift is None:
+        grades = g.group_sum("positive_grade", lambda x, _q: np.maximum(x, 0.0))
+        return "rbp_gain", grades / scale[g.group_query]
+    # grades near float64's largest: summed times 2**-shift (a power of two: exact), over the scale alike
+    grades = g.group_sum(("positive_grade", "scaled"), lambda x, q: np.ldexp(np.maximum(x, 0.0), -shift[q]), True)
+    return "rbp_gain", grades / np.ldexp(scale, -shift)[g.group_query]
 
 
 def rbp(g: TieStats, m: Measure) -> np.ndarray:

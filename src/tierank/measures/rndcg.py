@@ -18,18 +18,21 @@ from ..ties.groups import TieStats, position_prefix, position_sum
 from ._common import REL, divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
-from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
-                  item_gains)
+from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains, ratio_gains
 
 __all__ = ["FAMILIES"]
 
 
 def _records(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query, cutoff k, ideal DCG) of every record, sorted by query."""
-    q, gain, count = ideal_gains(g, m)
-    # runs of equal gain within a query end at the ranks where the ideal gain changes
+    q, gain, count = ideal_gains(g, m, scaled=True)
+    with np.errstate(over="ignore"):   # exp2 gains beyond float64 are inf here: only compared
+        _, plain, _ = ideal_gains(g, m)
+    # runs of equal gain within a query end at the ranks where the ideal gain changes (the scaled gains
+    # of small grades may underflow to one value, the plain ones of huge grades overflow to one: together
+    # they tell every two gains apart)
     last = np.ones(len(q), dtype=bool)
-    last[:-1] = (q[1:] != q[:-1]) | (gain[1:] != gain[:-1])
+    last[:-1] = (q[1:] != q[:-1]) | (gain[1:] != gain[:-1]) | (plain[1:] != plain[:-1])
     end = np.cumsum(count)
     start = np.searchsorted(q, np.arange(g.n_queries))
     before = np.zeros(g.n_queries, dtype=np.int64)
@@ -60,13 +63,14 @@ def _within_query_cumsum(values: np.ndarray, query: np.ndarray, start: np.ndarra
 
 def _expected_dcg_at(g: TieStats, m: Measure, K: np.ndarray, disc: object) -> np.ndarray:
     """E[DCG@K] per query for a per-query cutoff array K (1 <= K <= n)."""
-    key = ("gain", m["gain"], repr(m["gains"]))
+    # gains scaled per query where they reach float64's range, as the ideal DCG: the ratio is the same
+    key, gains, with_query = ratio_gains(g, m)
     cut = g.cut(K)
-    in_cut = g.subset_sum(key, lambda x, _q: item_gains(m, x), cut.group) / cut.n
+    in_cut = g.subset_sum(key, gains, cut.group, with_query) / cut.n
     last = in_cut * position_sum(disc, cut.t, cut.m)
 
     def build_full() -> np.ndarray:
-        total = g.group_sum(key, lambda x, _q: item_gains(m, x))
+        total = g.group_sum(key, gains, with_query)
         return total / g.group_size * position_sum(disc, g.group_first, g.group_size)
     return g.sum_before_cut(g.memo(("dcg_full", key, disc), build_full), cut) + last
 

@@ -11,12 +11,13 @@ order of the list, so every tie mode gives the same value.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from ..ties.groups import TieStats
-from ._common import REL, divide
-from ._spec import Measure, MeasureFamily, Param, real_param
+from ._common import REL, divide, f_measure
+from ._spec import Measure, MeasureFamily, Param, QueryError, real_param
 from ._trec import TrecName, parse_doubles
 
 
@@ -39,8 +40,7 @@ def set_r(g: TieStats, m: Measure) -> np.ndarray:
 
 def set_f(g: TieStats, m: Measure) -> np.ndarray:
     H, n, R = _counts(g, m)
-    x = float(m["beta"])
-    return divide((x + 1.0) * H, x * R + n)
+    return f_measure(H, n, R, float(m["beta"]))
 
 
 def set_relative_p(g: TieStats, m: Measure) -> np.ndarray:
@@ -59,7 +59,28 @@ def utility(g: TieStats, m: Measure) -> np.ndarray:
     # trec_eval utility: a H + b (n - H) + c (R - H) + d (N - n - R + H), N the collection size
     H, n, R = _counts(g, m)
     a, b, c, d, N = (float(m[k]) for k in ("a", "b", "c", "d", "N"))
-    return a * H + b * (n - H) + c * (R - H) + d * (N + H - n - R)
+    with np.errstate(over="ignore", invalid="ignore"):   # overflows are caught by the bound below
+        terms = (a * H, b * (n - H), c * (R - H), d * (N + H - n - R))
+        value = terms[0] + terms[1] + terms[2] + terms[3]
+        # a bound on the rounding error of the float64 sum (products, sums, and N + H - n - R)
+        u = 2.0 ** -53
+        bound = 4 * u * sum(np.abs(t) for t in terms) + 3 * u * abs(d) * (N + H + n + R)
+        near = np.isfinite(bound) & (bound <= 2.0 ** -40 * np.abs(value))   # false for NaN and inf
+    for q in np.flatnonzero(~near):   # loop over the few queries where the terms cancel or overflow
+        value[q] = _exact_utility(m, (a, b, c, d, N), int(H[q]), int(n[q]), int(R[q]), int(q))
+    return value
+
+
+def _exact_utility(m: Measure, coefficients: tuple, H: int, n: int, R: int, query: int) -> float:
+    """Utility of one query in exact rational arithmetic, rounded once; a QueryError beyond float64."""
+    a, b, c, d, N = (Fraction(x) for x in coefficients)
+    exact = a * H + b * (n - H) + c * (R - H) + d * (N + H - n - R)
+    try:
+        return float(exact)
+    except OverflowError:
+        raise QueryError(f"measure {m.text or str(m)!r}: the utility of this query is beyond float64's range "
+                         f"(|value| > 1.8e308 with a={m['a']!r}, b={m['b']!r}, c={m['c']!r}, d={m['d']!r}, "
+                         f"N={m['N']!r}); use smaller coefficients", query) from None
 
 
 def _trec_coefficients(text: str) -> dict:

@@ -93,28 +93,38 @@ def _integer_abs_sum(values: np.ndarray) -> float | None:
         v = values[lo:lo + _BLOCK]
         if not np.array_equal(v, np.round(v)):
             return None
-        total += float(np.abs(v).sum())
+        with np.errstate(over="ignore"):   # a total beyond float64 (inf) is simply not below 2**53
+            total += float(np.abs(v).sum())
     return total
 
 
 def within_query_exclusive_cumsum(values: np.ndarray, query: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """For every entry, the sum of the earlier entries of its query (entries grouped by query).
 
-    Integer-valued inputs are summed exactly (in int64, or in float64 when every partial sum is an
-    integer below 2**53, which is exact too); others in float64 within each query (pandas' grouped
-    cumsum), so rounding depends on the query's own sums only. ``starts[q]`` is the index of query q's
-    first entry.
+    Integer-valued inputs are summed exactly (in int64 while the sums stay below 2**62, or in float64
+    when every partial sum is an integer below 2**53, which is exact too); others (and integers too large
+    for int64) in float64 within each query (pandas' grouped cumsum), so rounding depends on the query's
+    own sums only. Each entry gets the running sum up to the entry before it, never ``inclusive - value``
+    (with values of very different sizes, 1 then 1e300, that difference would lose the 1). ``starts[q]``
+    is the index of query q's first entry.
+
+    >>> within_query_exclusive_cumsum(np.array([1.0, 1e300, 2.0]), np.array([0, 0, 1]), np.array([0, 2]))
+    array([0., 1., 0.])
     """
     if values.dtype.kind in "iub":
         return _restarting_cumsum(values, starts, np.int64).astype(np.float64)
     total = _integer_abs_sum(values)
-    if total is not None:
-        if total < 2.0 ** 53:
-            return _restarting_cumsum(values, starts, np.float64)
+    if total is not None and total < 2.0 ** 53:
+        return _restarting_cumsum(values, starts, np.float64)
+    if total is not None and total < 2.0 ** 62:   # int64 sums cannot overflow
         return _restarting_cumsum(values.astype(np.int64), starts, np.int64).astype(np.float64)
     values = np.asarray(values, dtype=np.float64)
     inclusive = pd.Series(values).groupby(query, sort=False).cumsum().to_numpy()
-    return inclusive - values
+    out = np.zeros(len(values))
+    out[1:] = inclusive[:-1]
+    first = starts[starts < len(values)]
+    out[first] = 0.0       # a query's first entry has nothing before it
+    return out
 
 
 def _restarting_cumsum(values: np.ndarray, starts: np.ndarray, dtype: type) -> np.ndarray:
@@ -677,15 +687,16 @@ class TieStats:
         """Σ of a per-group value over the groups of each query before its cut group."""
         return segment_sum(group_values, self.query_groups[:-1], cut.group)
 
-    def expected_top_sum(self, key: object, f: GradeFn, K: np.ndarray) -> np.ndarray:
+    def expected_top_sum(self, key: object, f: GradeFn, K: np.ndarray, with_query: bool = False) -> np.ndarray:
         """E[Σ_{i<=K} f(g_i)] over tie orderings: earlier groups in full, m/n_c of the cut group
-        (docs/maths.md, equation 1). ``K`` may be 0 for some queries (gives 0)."""
+        (docs/maths.md, equation 1). ``K`` may be 0 for some queries (gives 0). ``f`` gets the query of
+        each grade only with ``with_query`` (else None)."""
         out = np.zeros(self.n_queries)
         ok = K > 0
         if not ok.any():
             return out
         cut = self.cut(np.where(ok, K, 1))
-        total = self.group_sum(key, f)
-        val = self.before(key, f)[cut.group] + cut.m * total[cut.group] / cut.n
+        total = self.group_sum(key, f, with_query)
+        val = self.before(key, f, with_query)[cut.group] + cut.m * total[cut.group] / cut.n
         out[ok] = val[ok]
         return out
