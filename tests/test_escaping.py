@@ -178,3 +178,17 @@ def test_plot_and_report_of_a_dollar_run_name(files):
     page = (files / "r.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
     assert os.path.getsize(files / "r.html") > 1000
+
+
+def test_messages_keep_the_backslashes_of_quoted_ids(tmp_path, monkeypatch):
+    """Messages quote ids and lines with repr, whose escapes are shown once (the line's tabs read
+    'q1\\td1', not 'q1\\\\td1' as when the backslash was doubled), while a control character of a file
+    name is still escaped."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    name = "m3\x1b[2J.tsv"
+    (tmp_path / name).write_text("q1\td1\t30\n")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["qrels", name, "-m", "RR"])
+    assert res.exit_code == 2 and raw_controls(res.output) == [], res.output
+    assert "tierank: error: m3\\x1b[2J.tsv:1: the run's format is not detected" in res.output, res.output
+    assert "('q1\\td1\\t30')" in res.output, res.output

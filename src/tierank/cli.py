@@ -134,15 +134,16 @@ def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """``click.echo``, with what the stream cannot encode (a run name, a query id) written as
     ``\\uXXXX`` escapes instead of a UnicodeEncodeError.
 
-    Messages (``err``) go through :func:`tierank.formats.escape_text`: a file name or an id with a
-    newline or a terminal escape sequence stays one visible line. Standard output that cannot be
+    Messages (``err``) go through :func:`tierank.formats.escape_text` (backslashes kept: the ids in
+    messages are quoted with ``repr``): a file name or an id with a newline or a terminal escape
+    sequence stays one visible line. Standard output that cannot be
     written (a full disk, ``> /dev/full``) is a one-line error, exit status 2; a closed pipe (``| head``)
     ends the command quietly with status 1 (Python's and click's convention: the reader chose to stop).
     """
     if err:
         from .formats import escape_text
 
-        text = escape_text(text)
+        text = escape_text(text, one_to_one=False)
     if not can_encode(text, err):
         enc = _encoding(err)
         try:

@@ -133,16 +133,16 @@ def _cell(v: float, lo: float | None, hi: float | None, count: bool, digits: int
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
-def _escape_char(c: str) -> str:
+def _escape_char(c: str, backslash: bool = True) -> str:
     if c == "\\":
-        return "\\\\"
+        return "\\\\" if backslash else c
     if unicodedata.category(c) not in _ESCAPED_CATEGORIES:
         return c
     code = ord(c)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def escape_text(text: Any) -> str:
+def escape_text(text: Any, *, one_to_one: bool = True) -> str:
     """A name or id as it is shown to people: control and bidi characters as visible escapes.
 
     Query ids, document ids and run names are data: an ANSI or OSC escape sequence (``\\x1b]0;...``),
@@ -157,6 +157,9 @@ def escape_text(text: Any) -> str:
     ----------
     text : object
         Converted with ``str``.
+    one_to_one : bool, default True
+        False: the backslash is left as it is (messages, which quote ids with ``repr``: its escapes
+        would show doubled); control and bidi characters are still escaped.
 
     Returns
     -------
@@ -168,11 +171,13 @@ def escape_text(text: Any) -> str:
     q1\\x1b]0;title\\x07
     >>> print(escape_text("abc\\u202edef"), escape_text("a\\\\x1b"), escape_text("nDCG@10"))
     abc\\u202edef a\\\\x1b nDCG@10
+    >>> print(escape_text("run.tsv:1: 'q1\\\\td1' \\x1b[2J", one_to_one=False))
+    run.tsv:1: 'q1\\td1' \\x1b[2J
     """
     text = str(text)
-    if text.isprintable() and "\\" not in text:   # the usual id: nothing to escape (isprintable is
-        return text                                # False for every character escaped here)
-    return "".join(_escape_char(c) for c in text)
+    if text.isprintable() and ("\\" not in text or not one_to_one):   # the usual id: nothing to escape
+        return text                                  # (isprintable is False for every character escaped here)
+    return "".join(_escape_char(c, one_to_one) for c in text)
 
 
 def markdown_escape(text: Any) -> str:
