@@ -186,9 +186,12 @@ def parse_measure(text: str | Measure) -> Measure:
     trec = expand_trec(text) if exact_trec or text.lower() not in _LOOKUP else None
     if trec is not None:
         if len(trec) != 1:
+            # measures that differ by their cutoff only (P, ndcg_cut): say that a cutoff is what is missing
+            one_cutoff_each = len({(m.family.name, m.items) for _, m in trec}) == 1
+            per = ", one cutoff k each" if one_cutoff_each else ""
             raise InputError(f"measure {text!r}: one measure per string; trec_eval's {text.strip()!r} means "
                              f"{len(trec)} measures, " + ", ".join(repr(name) for name, _ in trec)
-                             + f": write one of them (e.g. {trec[0][0]!r}, or {str(trec[0][1])!r}), or "
+                             + f": write one of them (e.g. {trec[0][0]!r}, or {str(trec[0][1])!r}{per}), or "
                              f"give tierank.measures.expand({text.strip()!r}) to have them all")
         return trec[0][1]
     base = text.strip().split(".", 1)[0]

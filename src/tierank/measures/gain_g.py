@@ -109,6 +109,12 @@ class _Costs:
         return rank + x
 
 
+def _costs(g: TieStats, m: Measure) -> _Costs:
+    """The :class:`_Costs` of these statistics (memo): built, and so checked exact, before any gain sum
+    (the family's ``cost`` runs before the kernel)."""
+    return g.memo(("G costs", m["gain"], repr(m["gains"])), lambda: _Costs(g, m))
+
+
 def _read(g: TieStats, m: Measure) -> dict:
     """Per tie, the gain sum ``G``; the ties holding a document of non-zero gain (``lit``) and of their
     documents those of non-zero gain (``nz``: index among the tie's grades ``ptr``; ``v``: gain; ``nz_lit``:
@@ -146,6 +152,7 @@ def _cost(g: TieStats, m: Measure, bounds: bool) -> tuple[np.ndarray, np.ndarray
     """The family's ``cost``: per tie of documents of different gains, the terms of the exact expectation
     (:func:`_expected_cost`, about 4 operations each, measured) or the dynamic-programme states of the
     exact bounds (:func:`_extreme_cost`, run in Python: :data:`PYTHON_STATE` operations each)."""
+    _costs(g, m)   # gains float64 cannot sum exactly are refused first (and overflow nowhere)
     read = _read(g, m)
     if not len(read["lit"]) or read["uniform"].all():
         return np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -168,7 +175,7 @@ def _fraction_bits(x: np.ndarray) -> np.ndarray:
 
 
 def g_measure(g: TieStats, m: Measure, extreme: str | None = None) -> np.ndarray:
-    costs = _Costs(g, m)
+    costs = _costs(g, m)
     read = _read(g, m)
     G, lit = read["G"], read["lit"]
     S_before = within_query_exclusive_cumsum(G, g.group_query, g.query_groups[:-1])
