@@ -14,6 +14,8 @@ import tierank
 from tierank.errors import InputError
 from tierank.measures import REGISTRY, Measure, expand, parse_measure
 from tierank.measures._spec import MAX_CUTOFF
+from click.testing import CliRunner
+from tierank.cli import main
 
 QRELS = {"q1": {"d1": 1, "d3": 1}}
 RUN = {"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.1}}
@@ -129,3 +131,31 @@ def _grammar_strings(draw):
 @given(_grammar_strings())
 def test_grammar_strings_with_numbers_of_any_size(text):
     _parse_or_input_error(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(digits=st.text("0123456789", min_size=1, max_size=6), point=st.integers(0, 6),
+       exponent=st.integers(-700, 400), sign=st.sampled_from(["", "-", "+"]))
+def test_a_nonzero_literal_never_reads_as_zero(digits, point, exponent, sign):
+    """A number written with a non-zero digit is never read as 0 (float64 underflow: AP(rel=1e-400) was
+    AP(rel=0), which counts grade 0 as relevant): its value, or a ValueError saying it is below float64."""
+    from tierank.measures._parse import number_value
+
+    mantissa = digits[:point] + "." + digits[point:] if point < len(digits) else digits
+    literal = f"{sign}{mantissa}e{exponent}"
+    try:
+        value = number_value(literal)
+    except ValueError as err:
+        assert "below the smallest float64" in str(err) and any(c in "123456789" for c in digits)
+        return
+    assert (value != 0) == any(c in "123456789" for c in digits), (literal, value)
+
+
+def test_underflowing_parameters_are_refused_in_python_and_on_the_command_line(tmp_path):
+    with pytest.raises(InputError, match=r"1e-400 is below the smallest float64"):
+        tierank.evaluate({"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0, "b": 0.5}}, ["AP(rel=1e-400)"])
+    (tmp_path / "q").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 2 r\nq1 Q0 d2 2 1 r\n")
+    res = CliRunner().invoke(main, [str(tmp_path / "q"), str(tmp_path / "r"), "-m", "P@2", "-l", "1e-400"])
+    assert res.exit_code == 2 and "1e-400 is below the smallest float64" in res.output, res.output
+    assert "P@2" not in res.stdout

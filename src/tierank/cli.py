@@ -22,6 +22,7 @@ from typing import Any, Iterator, Sequence
 import click
 
 from .errors import InputError, TierankError, spelled_as
+from .measures._parse import number_value
 from .ties.policy import TIE_MODES
 
 __all__ = ["main"]
@@ -194,6 +195,25 @@ _FLAGS = {"max_docs": "-M", "ties": "--ties", "missing": "--missing", "no_releva
           "qrels_format": "--qrels-format", "tie_cost_budget": "--tie-cost-budget"}
 
 
+class _Real(click.ParamType):
+    """A number option, read by the measure strings' rule (:func:`tierank.measures._parse.number_value`):
+    ``1e-400`` is an error, not the 0 that ``float`` makes of it."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return float(number_value(str(value), real=True))
+        except ValueError as err:   # float()'s own message speaks Python: say it plainly
+            message = str(err)
+            self.fail(f"{value!r} is not a number" if message.startswith("could not convert") else message, param, ctx)
+
+
+_REAL = _Real()
+
+
 def _cli_spelling(name: str, value: Any) -> str | None:
     """A Python parameter and its value as the command line sets them (``max_docs=50`` is ``-M 50``), or
     None for a parameter that has no option."""
@@ -327,7 +347,7 @@ _COMMON_OPTIONS = [
                       "'official', 'all_trec' and 'set'. Repeat -m or list several after one -m. "
                       "Default: trec_eval's default set (official). `tierank measures` lists every "
                       "measure: " + ", ".join(_measure_names()) + "."),
-    click.option("-l", "--rel-level", type=float, default=None, metavar="N",
+    click.option("-l", "--rel-level", type=_REAL, default=None, metavar="N",
                  help="Relevance level: grades >= N are relevant, for every measure with a rel parameter "
                       "that does not set it (like trec_eval -l; nDCG gains are unchanged)."),
     click.option("-c", "complete", is_flag=True,
@@ -352,7 +372,7 @@ _EVAL_OPTIONS = [
     click.option("-M", "--max-docs", "max_docs", type=click.IntRange(min=1), default=None,
                  help="At most this many documents per query, the first ones (trec_eval -M). A tie across "
                       "that rank is an error unless --ties is input, trec_eval or random."),
-    click.option("--tie-cost-budget", "tie_cost_budget", type=float, default=None, metavar="N",
+    click.option("--tie-cost-budget", "tie_cost_budget", type=_REAL, default=None, metavar="N",
                  help="Operations one query may take for a measure whose exact tie-aware work grows faster "
                       "than a tie's size (IPrec, 11pt_avg, ERR, infAP, G); beyond, an error up front naming the "
                       "query and tie. Default 2e9 (about 10 s); raise it (e.g. 2e10) to wait longer."),

@@ -59,14 +59,22 @@ def number_value(literal: str, real: bool = False) -> int | float:
     of more than :data:`MAX_INT_DIGITS` digits (beyond every float): the one rule for the numbers of
     measure strings, trec_eval's parameters included.
 
-    >>> number_value("10"), number_value("-2.5e3")
-    (10, -2500.0)
+    >>> number_value("10"), number_value("-2.5e3"), number_value("0e-400")
+    (10, -2500.0, 0.0)
+    >>> number_value("1e-400")
+    Traceback (most recent call last):
+    ...
+    ValueError: 1e-400 is below the smallest float64 (about 5e-324): it would be read as 0
     """
     literal = literal.strip()
     if len(literal) > MAX_NUMBER_CHARS:
         raise ValueError(f"a number of {len(literal)} characters is too long (at most {MAX_NUMBER_CHARS})")
     if real or any(c in literal for c in ".eE"):
-        return float(literal)
+        value = float(literal)
+        mantissa = literal.lstrip("+-").split("e")[0].split("E")[0]
+        if value == 0 and any(c in "123456789" for c in mantissa):   # 1e-400: not zero, but float64's 0
+            raise ValueError(f"{literal} is below the smallest float64 (about 5e-324): it would be read as 0")
+        return value
     digits = len(literal.lstrip("+-").lstrip("0"))
     if digits > MAX_INT_DIGITS:   # every parameter check may take float() of it: no OverflowError there
         raise ValueError(f"an integer of {digits} digits is beyond every float (at most {MAX_INT_DIGITS} digits)")
