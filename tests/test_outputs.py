@@ -413,3 +413,34 @@ def test_standard_input_redirected_from_the_output(files):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.decode() == "tierank: error: cannot write run.png: it is the input standard input\n"
     assert snapshot(files) == before
+
+
+def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``command`` in bash, ``tierank`` being this Python's ``-m tierank``."""
+    tierank_cmd = f"{sys.executable} -m tierank"
+    return subprocess.run(["bash", "-c", command.replace("tierank", tierank_cmd, 1)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args", ["qrels run -m AP", "qrels run -m AP -f json", "ties qrels run -m AP",
+                                  "measures", "report qrels run -m AP -o - --no-plots"])
+def test_closed_standard_output_is_an_error(files, args):
+    """Regression (hostile probe): started with standard output closed (>&-), the table formats ended in
+    an AttributeError traceback and the others exited 0 having written nothing."""
+    res = _shell(f"tierank {args} >&-", files)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert res.stderr.strip() == "tierank: error: cannot write to standard output: it is closed", res.stderr
+
+
+def test_report_to_a_file_needs_no_standard_output(files):
+    res = _shell("tierank report qrels run -m AP -o out.html --no-plots >&-", files)
+    assert res.returncode == 0 and (files / "out.html").stat().st_size > 0, res.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", ["--help", "eval --help", "--version"])
+def test_help_into_a_full_device_is_one_line(files, args):
+    """Regression (hostile probe): click's help and version text into /dev/full was an OSError traceback."""
+    res = _shell(f"tierank {args} > /dev/full", files)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.strip() == "tierank: error: cannot write to standard output: No space left on device"

@@ -1,6 +1,6 @@
 """``python -m tierank``: the ``tierank`` command."""
 
-from .cli import main
+from .cli import run
 
 if __name__ == "__main__":  # pragma: no cover
-    main(prog_name="tierank")
+    run()

@@ -103,7 +103,8 @@ def _progress_enabled(flag: bool | None, fmt: str) -> bool:
     if flag is not None:
         return flag
     # never when the output goes to a pipe or a file, nor in the formats made for machines
-    return fmt in ("table", "markdown", "latex") and sys.stdout.isatty() and sys.stderr.isatty()
+    return (fmt in ("table", "markdown", "latex") and sys.stdout is not None and sys.stdout.isatty()
+            and sys.stderr is not None and sys.stderr.isatty())
 
 
 # ------------------------------------------------------------------------------------ error handling
@@ -141,6 +142,8 @@ def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     written (a full disk, ``> /dev/full``) is a one-line error, exit status 2; a closed pipe (``| head``)
     ends the command quietly with status 1 (Python's and click's convention: the reader chose to stop).
     """
+    if not err and sys.stdout is None:   # started with standard output closed (>&-): click would drop the text
+        _fail("cannot write to standard output: it is closed")
     if err:
         from .formats import escape_text
 
@@ -302,6 +305,20 @@ def _greedy_measures(args: list[str]) -> list[str]:
                 out.extend([a, args[i]])
                 i += 1
     return out
+
+
+def run() -> None:
+    """The ``tierank`` command (:func:`main`), with what click leaves as a traceback made one line: its help
+    or version text into a full device (``tierank --help > /dev/full``), exit status 2; into a closed
+    pipe, exit status 1 quietly."""
+    try:
+        main(prog_name="tierank")
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(1)
+    except OSError as error:
+        _silence_stdout()
+        _fail(f"cannot write to standard output: {error.strerror or error}")
 
 
 @click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})

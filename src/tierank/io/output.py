@@ -226,6 +226,8 @@ def atomic_write(path: Any, mode: str = "w", *, encoding: str = "utf-8",
     enc, nl = (None, None) if binary else (encoding, newline)
     name = _name(path)
     if name == "-":
+        if sys.stdout is None:   # started with standard output closed (>&-)
+            raise OutputError("cannot write to standard output: it is closed")
         stream: IO[Any] = sys.stdout.buffer if binary else sys.stdout
         yield stream
         stream.flush()
