@@ -192,3 +192,16 @@ def test_messages_keep_the_backslashes_of_quoted_ids(tmp_path, monkeypatch):
     assert res.exit_code == 2 and raw_controls(res.output) == [], res.output
     assert "tierank: error: m3\\x1b[2J.tsv:1: the run's format is not detected" in res.output, res.output
     assert "('q1\\td1\\t30')" in res.output, res.output
+
+
+def test_html_report_shows_control_and_bidi_characters_escaped(files):
+    """Regression (hostile probe): the HTML report wrote a run name's U+202E and a title's ESC raw (a
+    browser shows 'r\\u202etxt.exe' as 'rexe.txt'); every other output escaped them."""
+    name = "r\u202etxt.exe"
+    Path(name).write_text(Path(RUN_NAME).read_text(encoding="utf-8"), encoding="utf-8")
+    res = CliRunner().invoke(main, ["report", "qrels", name, "-m", "AP", "-o", "rep.html", "--no-plots",
+                                    "--title", "T\x1b[2J"])
+    assert res.exit_code == 0, res.output
+    page = Path("rep.html").read_text(encoding="utf-8")
+    assert "\u202e" not in page and "\x1b" not in page
+    assert "r\\u202etxt.exe" in page and "T\\x1b[2J" in page

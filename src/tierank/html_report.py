@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .errors import InputError
+from .formats import escape_text
 
 __all__ = ["report_html", "write_report"]
 
@@ -303,7 +304,10 @@ def _compare(runs: list[_Run], numeric: list, **options: Any) -> tuple[Any, list
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    """Text as the page shows it: control and bidi characters as visible escapes (``\\x1b``, ``\\u202e``:
+    a right-to-left override in a run name would show ``r\\u202etxt.exe`` as ``rexe.txt``), then HTML's
+    special characters as entities. Backslashes are kept, as in messages (the page quotes messages)."""
+    return html.escape(escape_text(x, one_to_one=False), quote=True)
 
 
 def _page(title: str, body: str) -> str:
