@@ -229,7 +229,7 @@ def test_the_command_line_flag(tmp_path):
         report_refused = CliRunner().invoke(main, ["ties", str(qrels), str(run), "-m", "ERR", "--tie-cost-budget", "99"])
         report = CliRunner().invoke(main, ["ties", str(qrels), str(run), "-m", "ERR", "--tie-cost-budget", "2520"])
     assert refused.exit_code != 0 and "beyond the budget of 2.52e+03" in refused.output, refused.output
-    assert "raise it (--tie-cost-budget 2520)" in refused.output and "tie_cost_budget" not in refused.output, \
+    assert "raise it (--tie-cost-budget 2520: time and memory grow with it)" in refused.output and "tie_cost_budget" not in refused.output, \
         refused.output
     assert "Traceback" not in refused.output, refused.output
     assert passed.exit_code == 0 and "ERR" in passed.output, passed.output
@@ -265,3 +265,25 @@ def test_bound_modes_are_checked_on_the_extremes_they_compute(ties):
     value = tierank.evaluate_matrix(relevance, scores, ["ERR"], ties=ties).per_query["ERR"].iloc[0]
     both = tierank.evaluate_matrix(relevance, scores, ["ERR"], bounds=True)
     assert value == (both.lower if ties == "lower" else both.upper)["ERR"].iloc[0]
+
+
+def test_running_out_of_memory_is_one_line(tmp_path, monkeypatch):
+    """Regression (hostile probe): past a raised budget, a tie too costly for the memory ended in numpy's
+    _ArrayMemoryError traceback; the command line says it in one line (exit 2). The allocation failure is
+    simulated: the kernel raises MemoryError."""
+    from click.testing import CliRunner
+
+    from tierank.cli import main
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("simulated")
+
+    monkeypatch.setattr(evaluation, "evaluate_stats", no_memory)
+    monkeypatch.setattr(tierank.api, "evaluate_stats", no_memory, raising=False)
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q 0 d1 1\n")
+    run.write_text("q Q0 d1 1 0.5 t\nq Q0 d2 2 0.5 t\n")
+    res = CliRunner().invoke(main, [str(qrels), str(run), "-m", "ERR"])
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert res.output.strip().endswith("tierank: error: out of memory (a tie too costly for the memory here, "
+                                       "after --tie-cost-budget was raised?)"), res.output

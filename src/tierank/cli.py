@@ -247,6 +247,8 @@ def _errors_to_exit() -> Iterator[None]:
         _fail(f"{name}: cannot read the file: {reason}" if name else f"cannot read the file: {reason}")
     except ImportError as err:
         _fail(str(err))
+    except MemoryError:   # numpy's _ArrayMemoryError too: a one-line error, not a traceback
+        _fail("out of memory (a tie too costly for the memory here, after --tie-cost-budget was raised?)")
 
 
 # --------------------------------------------------------------------------------------- the group

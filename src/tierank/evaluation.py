@@ -91,7 +91,8 @@ def check_tie_costs(groups: TieStats, m: Measure, bounds: bool, budget: int, rem
     needed = float(per_query[worst])
     amount = f"about {needed:.3g}" if math.isfinite(needed) else "more than 1e+308"
     # the options as the caller spells them (tie_cost_budget=... in Python, --tie-cost-budget ... on the CLI)
-    raise_it = f"raise it ({param_text('tie_cost_budget', _round_up(needed))}), or " if math.isfinite(needed) else ""
+    raise_it = (f"raise it ({param_text('tie_cost_budget', _round_up(needed))}: time and memory grow with it), or "
+                if math.isfinite(needed) else "")
     remedy = remedy or f"use a fixed tie mode ({param_text('ties', 'trec_eval')})"
     raise QueryError(f"{m}: the {work} over all orderings of tied documents needs {amount} "
                      f"operations in this query, beyond the budget of {budget:.3g} (its costliest tie: ranks "
