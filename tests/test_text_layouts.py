@@ -121,7 +121,7 @@ BAD_RANKS = {   # text, bad line, words of the message
     "going down": ("q1\td1\t1\nq1\td2\t2\nq1\td3\t1\n", 3, "the rank 1 comes after rank 2 of query 'q1'"),
     "a gap": ("q1\td1\t1\nq1\td2\t3\n", 2, "the rank 3 is on line 2 of query 'q1'"),
     "not restarting": ("q1\td1\t1\nq1\td2\t2\nq2\td3\t3\n", 3, "query 'q2' starts at rank 3, not 1"),
-    "comes back": ("q1\td1\t1\nq2\td3\t1\n\n# x\nq1\td2\t2\n", 5, "query 'q1' starts at rank 2, not 1"),
+    "comes back": ("q1\td1\t1\nq2\td3\t1\n\n# x\nq1\td2\t2\n", 5, "query 'q1' comes back after other queries"),
 }
 
 
@@ -144,10 +144,15 @@ def test_explicit_msmarco_checks_every_rank(tmp_path, monkeypatch, case, engine)
 def oracle_rank_error(rows):
     """The first data row (0-based) whose rank breaks the rule, by a plain loop: within each run of
     consecutive lines of one query, the rank at place p (1, 2, ...) is an integer, at least the rank
-    before it (place 1: at least 1) and at most p."""
+    before it (place 1: at least 1) and at most p; and a query whose lines come back after another
+    query's is out of place at its first line back."""
     previous_query, place, previous = None, 0, 1.0
+    over = set()
     for i, (query, rank) in enumerate(rows):
         if query != previous_query:
+            if query in over:
+                return i
+            over.add(previous_query)
             previous_query, place, previous = query, 0, 1.0
         place += 1
         if not (rank == int(rank) and previous <= rank <= place):
@@ -321,3 +326,17 @@ def test_any_utf16_text_is_named_alike_whole_and_streamed(tmp_path, monkeypatch,
     assert (streamed.message, streamed.line) == (whole.message, whole.line)
     family = "UTF-32" if encoding == "utf-32" else "UTF-16"
     assert whole.message.startswith(f"not UTF-8 text: the file is {family} (") and "iconv -f UTF-" in whole.message
+
+
+def test_a_query_that_comes_back_is_refused(tmp_path):
+    """Regression (hostile probe): an MS MARCO run whose query q1 comes back restarting at rank 1 (two runs
+    concatenated) was merged, the second d4 tying with d1 at rank 1 (NumRet 4, AP 0.8542, exit 0)."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d3 1\nq2 0 d2 1\n")
+    path = tmp_path / "run.tsv"
+    path.write_text("q1\td1\t1\nq1\td3\t2\nq2\td2\t1\nq1\td4\t1\n")
+    for stream_ in (None, False):
+        for block_rows in (1, 2, 1000):
+            with pytest.raises(InputError, match=r"run.tsv:4: query 'q1' comes back after other queries"):
+                tierank.evaluate(str(qrels), TextInput(str(path), "msmarco"), ["AP"], stream=stream_,
+                                 block_rows=block_rows)

@@ -342,7 +342,11 @@ def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Ite
                 assert cols.lines is not None
                 keep = int(cols.lines[k]) - line0
                 block_cols = trec.concat_columns(carried + [_take(cols, slice(0, k))])
-                carried, ranks = [], None   # the next block starts with the held-back query's first line
+                # the next block starts with the held-back query's first line: every query before it is over
+                if layout.negate:
+                    ranks = (trec.ranks_after(_take(cols, slice(0, k)), ranks) if k
+                             else ranks or trec.RanksBefore()).finished()
+                carried = []
                 yield block_cols, row0, False
                 row0 += len(block_cols.value)
                 del block_cols

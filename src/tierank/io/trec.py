@@ -820,25 +820,37 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1,
 
 @dataclass(frozen=True)
 class RanksBefore:
-    """The query whose MS MARCO lines come just before a piece of text: its id, its last rank and its
-    number of lines so far (a piece of text cut inside a query goes on with its ranks)."""
+    """What the MS MARCO lines before a piece of text leave to it: the query whose lines come just before
+    (None: the piece starts with a query's first line), its last rank and its number of lines so far (a
+    piece cut inside a query goes on with its ranks), and the queries whose lines are over (``seen``: a
+    query's lines are together, so none of them may come back)."""
 
-    query: Any
-    rank: float
-    lines: int
+    query: Any = None
+    rank: float = 0.0
+    lines: int = 0
+    seen: frozenset = frozenset()
+
+    def finished(self) -> "RanksBefore":
+        """The same text followed by another query's first line: its last query is over too."""
+        return RanksBefore(seen=self.seen if self.query is None else self.seen | {self.query})
 
 
 def ranks_after(cols: Columns, before: RanksBefore | None) -> RanksBefore:
     """The :class:`RanksBefore` of the text after ``cols`` (the rows of an MS MARCO piece, ``before``
-    being the one before it): its last query, with the lines it had before ``cols`` if it goes on."""
+    being the one before it): its last query, with the lines it had before ``cols`` if it goes on, and
+    every query before it."""
+    before = before or RanksBefore()
     query = cols.query[len(cols.query) - 1]
     same = np.asarray(pd.Series(cols.query, copy=False) == query, dtype=bool)
     other = np.flatnonzero(~same)
     start = int(other[-1]) + 1 if len(other) else 0
     lines = len(same) - start
-    if start == 0 and before is not None and before.query == query:
+    goes_on = start == 0 and before.query == query
+    if goes_on:
         lines += before.lines
-    return RanksBefore(query, -float(cols.value[-1]), lines)   # MS MARCO values are -rank
+    over = before.seen if goes_on else before.finished().seen
+    over = over | set(pd.unique(pd.Series(cols.query[:start], copy=False)))   # the queries before the last
+    return RanksBefore(query, -float(cols.value[-1]), lines, frozenset(over))   # MS MARCO values are -rank
 
 
 def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarray,
@@ -849,9 +861,10 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
     The rule, on each run of consecutive data lines of one query: the rank at place p (1, 2, ...) is an
     integer, at least the rank before it (place 1: at least 1) and at most p. So ranks start at 1 and go
     up, equal ranks tie, and a rank skips no place: ``1 2 3``, ``1 1 3`` and ``1 1 2`` are ranks; scores
-    such as ``30 20 10``, ``0.5`` or ``-7e3`` are not. A line's check needs only the lines of its query
-    before it, which a streamed block always holds (:mod:`tierank.io.stream` starts a block where a query
-    starts, or ``before`` says which query goes on), so both readings stop at the same line.
+    such as ``30 20 10``, ``0.5`` or ``-7e3`` are not. And a query's lines are together: a query that
+    comes back after another one (``cat run1 run2``) is out of place. A line's check needs only the
+    lines of its query before it and the queries before them, which ``before`` gives a piece (a streamed
+    block, a piece of the whole file), so both readings stop at the same line.
     """
     n = len(rows)
     if not n:
@@ -860,8 +873,15 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
     new = np.ones(n, dtype=bool)   # the first line of a run of lines of one query
     if n > 1:
         new[1:] = np.asarray(queries[1:] != queries[:-1], dtype=bool)
-    goes_on = before is not None and queries[0] == before.query   # the piece starts inside a query
+    before = before or RanksBefore()
+    goes_on = before.query is not None and queries[0] == before.query   # the piece starts inside a query
     new[0] = not goes_on
+    # a run of lines of a query seen before (in an earlier piece, or earlier in this one) comes back
+    over = before.finished().seen
+    firsts = pd.Series(queries[new] if isinstance(queries, np.ndarray) else pd.Series(queries, copy=False)[new],
+                       copy=False)
+    back = np.zeros(n, dtype=bool)
+    back[new] = np.asarray(firsts.duplicated() | firsts.isin(list(over)), dtype=bool)
     row = np.arange(n)
     place = row - np.maximum.accumulate(np.where(new, row, 0)) + 1   # 1, 2, ... from each run's first line
     previous = np.roll(ranks, 1)
@@ -871,13 +891,15 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
         previous[0] = before.rank
     before_rank = np.where(new, 1.0, previous)
     integer = ranks == np.floor(ranks)
-    bad = ~(integer & (ranks >= before_rank) & (ranks <= place))
+    bad = back | ~(integer & (ranks >= before_rank) & (ranks <= place))
     if not bad.any():
         return None
     j = int(np.argmax(bad))
     fields = _fields(_line_text(data, int(rows[j]) + 1, limit=10 ** 9))   # as written (engines give numbers)
     text, query = fields[layout.value], fields[layout.qid]
-    if not integer[j] or ranks[j] < 1:
+    if back[j]:
+        what = f"query {query!r} comes back after other queries (each query's lines must be together)"
+    elif not integer[j] or ranks[j] < 1:
         what = f"the rank {text!r} is not a positive integer"
     elif new[j]:
         what = f"query {query!r} starts at rank {text}, not 1"
