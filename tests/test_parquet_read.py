@@ -3,6 +3,8 @@ what the table reader gives (pyarrow's read_table and to_pandas), frames, Column
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -189,3 +191,25 @@ def test_nan_scores_of_a_streamed_parquet_run_are_reported_as_pandas_reports_the
         got = _outcome(lambda: tierank.evaluate(qrels, str(tmp_path / "run.parquet"), ["AP"], stream=stream,
                                                 block_rows=4, workers=workers))
         assert got.endswith(expected), (stream, got)
+
+
+def test_a_directory_is_walked_without_following_links_and_stops_at_a_file_that_is_not_parquet(tmp_path):
+    """Regression (hostile probe): a directory given as a run was handed to pyarrow's discovery, which
+    followed a symlink to '.' for ever (10 minutes, 3 GB, deaf to SIGTERM) and walked a whole tree
+    (`tierank qrels /usr`) before failing. Links to folders are not followed, and a file that is not
+    Parquet is an error naming it."""
+    import pandas as pd
+
+    import tierank
+
+    run = tmp_path / "run"
+    run.mkdir()
+    pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}).to_parquet(run / "a.parquet")
+    (run / "_SUCCESS").write_text("")           # left out, as pyarrow's discovery does
+    os.symlink(".", run / "loop")               # a folder linking to itself: not followed
+    os.symlink(".", run / "loop2")
+    res = tierank.evaluate({"q1": {"d1": 1}}, str(run), ["RR", "NumRet"])
+    assert res.mean == {"RR": 1.0, "NumRet": 2.0}
+    (run / "notes.txt").write_text("q1 Q0 d1 1 2 t\n")
+    with pytest.raises(tierank.InputError, match=r"notes.txt: not a Parquet dataset: a file in the directory"):
+        tierank.evaluate({"q1": {"d1": 1}}, str(run), ["RR"])

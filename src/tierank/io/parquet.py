@@ -55,15 +55,29 @@ def parquet_files(path: str | os.PathLike) -> list[str]:
         if os.path.exists(name) and not os.path.isfile(name):   # a pipe, a FIFO: read once, from the start
             raise InputError(NOT_SEEKABLE_PARQUET, file=os.fsdecode(name))
         return [name]
-    import pyarrow.dataset as ds
-
-    try:
-        files = sorted(ds.dataset(name, format="parquet").files)
-    except (pa.ArrowInvalid, OSError) as err:
-        raise InputError(f"cannot read the Parquet dataset ({err})", file=name) from None
+    files = []
+    # the dataset's files as pyarrow's discovery finds them (names starting with '.' or '_' left out:
+    # _SUCCESS, .crc), but walked here: symlinked folders are not followed (a link to '.' made pyarrow
+    # walk for ever), and the walk stops at the first file that is not Parquet (`tierank qrels . ...`
+    # in a large tree is an error at once, not a walk of the whole tree)
+    for folder, dirs, names in os.walk(name, onerror=_raise, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for file in sorted(n for n in names if not n.startswith((".", "_"))):
+            path = os.path.join(folder, file)
+            if not os.path.isfile(path):   # a FIFO, a socket, a dangling link
+                raise InputError("not a Parquet dataset: not a regular file", file=os.fsdecode(path))
+            with open(path, "rb") as fh:
+                if fh.read(4) != b"PAR1":
+                    raise InputError("not a Parquet dataset: a file in the directory is not Parquet (no PAR1 "
+                                     "magic bytes)", file=os.fsdecode(path))
+            files.append(path)
     if not files:
         raise InputError("no Parquet file in the directory", file=name)
-    return files
+    return sorted(files)
+
+
+def _raise(err: OSError) -> None:
+    raise InputError(f"cannot read the directory ({err.strerror or err})", file=os.fsdecode(err.filename or ""))
 
 
 def _names(files: list[str], kind: str) -> tuple[str, str, str]:
