@@ -568,3 +568,17 @@ def test_whole_file_read_in_pieces_equals_read_at_once(tmp_path, monkeypatch, li
             return err.message, err.line
         return list(cols.query), list(cols.doc), cols.value.tolist(), cols.lines.tolist()
     assert read(piece) == read(1 << 40)
+
+
+def test_a_text_file_whose_first_field_is_par1_is_text(tmp_path):
+    """Regression (hostile probe): a run and qrels whose first query id is PAR1 were taken for Parquet by
+    their first four bytes ('not a Parquet file'; from a pipe, 'needs random access'). Parquet's magic
+    bytes are followed by binary data, never by a blank."""
+    import tierank
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_bytes(b"PAR1 0 d1 1\n")
+    run.write_bytes(b"PAR1 Q0 d1 1 2 t\nPAR1 Q0 d2 2 1 t\n")
+    assert tierank.evaluate(str(qrels), str(run), ["RR"]).mean == {"RR": 1.0}
+    with pipe_path(run.read_bytes()) as path:
+        assert tierank.evaluate(str(qrels), path, ["RR"]).mean == {"RR": 1.0}

@@ -41,7 +41,7 @@ MAX_LINE_BYTES = 1 << 20
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
-_MAGIC_BYTES = 4                # bytes peeked to tell gzip and Parquet from text
+_MAGIC_BYTES = 5                # bytes peeked to tell gzip and Parquet from text (PAR1 and the byte after)
 _COPY_BYTES = 1 << 22           # bytes copied at a time to the spool of a second pass
 _BOM = b"\xef\xbb\xbf"
 #: The error of Parquet bytes from anything but a regular file.
@@ -107,7 +107,9 @@ class Input:
         """What the first bytes say: "gzip", "parquet" or "text"."""
         if self.magic[:2] == GZIP_MAGIC:
             return "gzip"
-        if self.magic == PARQUET_MAGIC:
+        # PAR1 then a blank: a text line whose first field is PAR1 (a Parquet file's first page header
+        # follows its magic bytes); told from the bytes read, so a pipe is told as a file is
+        if self.magic[:4] == PARQUET_MAGIC and self.magic[4:5] not in (b" ", b"\t", b"\r", b"\n"):
             return "parquet"
         return "text"
 
