@@ -340,3 +340,18 @@ def test_a_query_that_comes_back_is_refused(tmp_path):
             with pytest.raises(InputError, match=r"run.tsv:4: query 'q1' comes back after other queries"):
                 tierank.evaluate(str(qrels), TextInput(str(path), "msmarco"), ["AP"], stream=stream_,
                                  block_rows=block_rows)
+
+
+def test_a_beir_header_after_blank_and_comment_lines_is_skipped(tmp_path):
+    """Regression (hostile probe): detection found BEIR's header after a blank or comment line, but the
+    reader skipped only a header on the file's first line ('the grade 'score' is not a number')."""
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n")
+    for head in ("\n", "# judged in 2026\n", "\n# c\n\n"):
+        qrels = tmp_path / "qrels.tsv"
+        qrels.write_text(head + "query-id\tcorpus-id\tscore\nq1\td2\t1\n")
+        assert tierank.evaluate(str(qrels), str(run), ["RR"]).mean == {"RR": 0.5}   # d2 at rank 2
+        qrels.write_text(head + "query-id\tcorpus-id\tscore\nq1\td2\tx\n")
+        lines = head.count("\n") + 2
+        with pytest.raises(InputError, match=rf"qrels.tsv:{lines}: the grade 'x' is not a number"):
+            tierank.evaluate(str(qrels), str(run), ["RR"])

@@ -325,15 +325,15 @@ def _shorten(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _header_end(data: bytes, layout: _Layout) -> int:
-    """The length of ``data``'s header line (with its line end), 0 if it has none."""
-    if layout.header is None:
-        return 0
-    end = data.find(b"\n")
-    first = data[: end if end >= 0 else len(data)].decode("utf-8", "replace")
-    if _is_header(first, layout):
-        return end + 1 if end >= 0 else len(data)
-    return 0
+def _header_end(data: bytes, layout: _Layout) -> tuple[int, int]:
+    """``(end, line)``: where the lines after ``data``'s header line start, and the number of the first
+    of them; ``(0, 1)`` if it has none. The header is the first line that is not blank or a comment,
+    as format detection finds it (:func:`layout_of`)."""
+    found = None if layout.header is None else _first_data(data if data.endswith(b"\n") else data + b"\n")
+    if found is not None and _is_header(found[0].decode("utf-8", "replace"), layout):
+        line, number, end = found
+        return min(end, len(data)), number + 1
+    return 0, 1
 
 
 # --------------------------------------------------------------------------------------------- bytes
@@ -954,8 +954,8 @@ def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -
     if isinstance(layout, str):
         layout = layout_of(layout, format, data[: 1 << 16], name)
     _check_text(data, name)
-    skip = _header_end(data, layout)
-    starts = [(skip, 2 if skip else 1)] + [(at, line) for at, line in cuts if skip < at < len(data)]
+    skip, after = _header_end(data, layout)
+    starts = [(skip, after)] + [(at, line) for at, line in cuts if skip < at < len(data)]
     parts = []
     ranks: RanksBefore | None = None   # MS MARCO: a piece may start inside a query, whose ranks go on
     for (start, first_line), (stop, _) in zip(starts, starts[1:] + [(len(data), 0)]):
