@@ -444,3 +444,12 @@ def test_help_into_a_full_device_is_one_line(files, args):
     res = _shell(f"tierank {args} > /dev/full", files)
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
     assert res.stderr.strip() == "tierank: error: cannot write to standard output: No space left on device"
+
+
+def test_write_report_takes_a_generator_of_runs(files):
+    """Regression (hostile probe): the output check read a generator of runs, and the report then had
+    none ('no run to report on')."""
+    from tierank.html_report import write_report
+
+    write_report("g.html", "qrels", (p for p in ["run"]), ["AP"], plots=False)
+    assert "AP" in Path("g.html").read_text(encoding="utf-8")

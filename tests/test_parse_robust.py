@@ -159,3 +159,11 @@ def test_underflowing_parameters_are_refused_in_python_and_on_the_command_line(t
     res = CliRunner().invoke(main, [str(tmp_path / "q"), str(tmp_path / "r"), "-m", "P@2", "-l", "1e-400"])
     assert res.exit_code == 2 and "1e-400 is below the smallest float64" in res.output, res.output
     assert "P@2" not in res.stdout
+
+
+def test_a_key_given_twice_is_an_error():
+    """Regression (hostile probe): nDCG(gains={1:2,1:3}) silently kept the last gain of grade 1."""
+    for text in ("nDCG(gains={1:2,1:3})", "nDCG(gains={1:2,1.0:3})"):
+        with pytest.raises(InputError, match=r"the key 1(\.0)? is given twice"):
+            parse_measure(text)
+    assert parse_measure("nDCG(gains={1:2,2:3})") == parse_measure("nDCG(gains={2:3,1:2})")

@@ -194,6 +194,8 @@ def write_report(path: str | os.PathLike, qrels: Any, runs: Sequence[Any] | Mapp
     from .io.output import atomic_write, check_output
 
     # before any work: never over an input (the qrels, a run), and a missing directory said first
+    if not isinstance(runs, Mapping):
+        runs = list(runs)   # a generator is read once: by the check it would be gone for the report
     check_output(path, [qrels, *(runs.values() if isinstance(runs, Mapping) else runs)])
     text = report_html(qrels, runs, measures, **options)
     with atomic_write(path) as f:   # whole or not at all

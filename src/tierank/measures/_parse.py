@@ -164,6 +164,9 @@ class _Scanner:
                 except TypeError:   # a dict, or a tuple holding one
                     self.pos = at
                     raise self.error("a key cannot be or hold a dict {...}") from None
+                if key in out:   # {1: 2, 1: 3}: Python keeps the last; a typo here would be a silent number
+                    self.pos = at
+                    raise self.error(f"the key {key!r} is given twice")
                 self.expect(":")
                 out[key] = self.value()
                 if self.take("}"):
