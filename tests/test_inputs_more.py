@@ -482,3 +482,13 @@ def test_stdin_is_read_once_and_grouped_only(files, monkeypatch):
         trec.read_run_columns(source)
         with pytest.raises(InputError, match=r"<stdin>: standard input was already read"):
             trec.read_run_columns(source)
+
+
+def test_a_polars_column_arrow_cannot_hold_is_an_input_error():
+    """Regression (hostile probe): a polars Int128 score column gave pyarrow's ArrowInvalid traceback."""
+    pl = pytest.importorskip("polars")
+    run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["d1", "d2"],
+                        "score": pl.Series([1, 2], dtype=pl.Int128)})
+    with pytest.raises(InputError, match=r"the run's polars DataFrame has a column type Arrow cannot hold "
+                                         r"\(.*score: Int128\)"):
+        evaluate({"q": {"d1": 0, "d2": 1}}, run, ["P@1"])

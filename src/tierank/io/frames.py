@@ -75,7 +75,12 @@ def _arrow_table(obj: Any, kind: str) -> Any:
     if is_polars(obj):
         name = type(obj).__name__
         if name == "DataFrame":
-            return obj.to_arrow()   # zero-copy for numbers and strings
+            try:
+                return obj.to_arrow()   # zero-copy for numbers and strings
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:   # a type Arrow lacks (Int128)
+                types = ", ".join(f"{c}: {t}" for c, t in zip(obj.columns, obj.dtypes))
+                raise InputError(f"the {kind}'s polars DataFrame has a column type Arrow cannot hold ({types}): "
+                                 f"cast it (e.g. to Int64 or Float64) first ({err})") from None
         if name == "LazyFrame":
             raise InputError(f"the {kind} is a polars LazyFrame: collect it first ({kind}.collect())")
         raise InputError(f"the {kind} must be a polars DataFrame, not a polars {name}")
