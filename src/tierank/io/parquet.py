@@ -55,12 +55,12 @@ def parquet_files(path: str | os.PathLike) -> list[str]:
         if os.path.exists(name) and not os.path.isfile(name):   # a pipe, a FIFO: read once, from the start
             raise InputError(NOT_SEEKABLE_PARQUET, file=os.fsdecode(name))
         return [name]
-    files = []
+    files: list[str] = []
     # the dataset's files as pyarrow's discovery finds them (names starting with '.' or '_' left out:
     # _SUCCESS, .crc), but walked here: symlinked folders are not followed (a link to '.' made pyarrow
     # walk for ever), and the walk stops at the first file that is not Parquet (`tierank qrels . ...`
     # in a large tree is an error at once, not a walk of the whole tree)
-    for folder, dirs, names in os.walk(name, onerror=_raise, followlinks=False):
+    for folder, dirs, names in os.walk(os.fsdecode(name), onerror=_raise, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
         for file in sorted(n for n in names if not n.startswith((".", "_"))):
             path = os.path.join(folder, file)
