@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 import oracle
 import tierank
 from tierank import InputError
-from tierank.blocks import evaluate_matrix_blocked
+from tierank.engine.blocked import evaluate_matrix_blocked
+from tierank.engine.options import Options
 from tierank.measures import parse_measures
 
 HYP = settings(deadline=None, derandomize=True, database=None, max_examples=120,
@@ -402,8 +403,8 @@ def test_property_key_transforms_are_exact(case, measures, mode, as_distances, t
     topk_ok = all(m.cutoff is not None for m in parsed.values())
     kw = {"distances" if as_distances else "scores": keys}
     res = _quiet(tierank.evaluate_matrix, grades, measures=list(measures), ties=mode, bounds=True, **kw)
-    blocked = _quiet(evaluate_matrix_blocked, grades, keys, measures=parsed, keyname="k",
-                     lower_is_better=as_distances, ties=mode, bounds=True, block_size=1,
+    blocked = _quiet(evaluate_matrix_blocked, grades, keys, Options.checked(parsed, ties=mode, bounds=True),
+                     keyname="k", lower_is_better=as_distances, block_size=1,
                      topk=(topk and topk_ok) if topk_ok else False)
     assert res == blocked
     for r in range(keys.shape[0]):

@@ -1,4 +1,4 @@
-"""tierank.blocks: evaluate_matrix block by block of rows, and the top-k fast path.
+"""tierank.engine.blocked: evaluate_matrix block by block of rows, and the top-k fast path.
 
 * blocked == unblocked (tierank.evaluate_matrix) to 1e-12 for every measure and tie mode, bounds included,
   with and without masks; the random order does not depend on the block size;
@@ -22,7 +22,8 @@ import oracle  # noqa: E402
 
 import tierank  # noqa: E402
 from tierank import InputError, TierankWarning, parse_measure  # noqa: E402
-from tierank.blocks import block_rows, evaluate_matrix_blocked, topk_plan  # noqa: E402
+from tierank.engine.blocked import block_rows, evaluate_matrix_blocked, topk_plan  # noqa: E402
+from tierank.engine.options import Options  # noqa: E402
 from tierank.ties.policy import random_tiebreak  # noqa: E402
 from tierank.measures.radius import radius_measure  # noqa: E402
 
@@ -42,10 +43,12 @@ TOPK_MEASURES = [
 WHOLE_MEASURES = ["AP", "AP(denom='retrieved')", "RR", "DCG", "nDCG", "ERR", "Rprec", "NumRet", "NumRelRet"]
 
 
-def blocked(relevance, keys, measures, *, distances=False, **kw):
+def blocked(relevance, keys, measures, *, distances=False, block_size=None, memory=None, topk=None, mask=None,
+            **kw):
     parsed = {m: parse_measure(m) if isinstance(m, str) else m for m in measures}
-    return evaluate_matrix_blocked(relevance, keys, measures=parsed, keyname="distances" if distances else "scores",
-                                   lower_is_better=distances, **kw)
+    sizes = {"block_size": block_size, "topk": topk, "mask": mask, **({"memory": memory} if memory is not None else {})}
+    return evaluate_matrix_blocked(relevance, keys, Options.checked(parsed, trec9_measures=False, **kw),
+                                   keyname="distances" if distances else "scores", lower_is_better=distances, **sizes)
 
 
 def assert_same(a, b, tol=TOL, what=""):
@@ -315,7 +318,7 @@ def test_one_dimensional_input_is_one_row():
 
 def test_counting_path_equals_sorting_path():
     """Integer keys and grades of small range are counted (no sort); float keys are sorted."""
-    from tierank.blocks import histogram_rows
+    from tierank.engine.blocked import histogram_rows
     from test_invariance import MEASURES
     measures = MEASURES + ["P(radius=2)", "R(radius=1)", "WAP(denom='R')@3"]
     rng = np.random.default_rng(11)

@@ -24,6 +24,9 @@ import tierank
 from tierank import InputError
 from tierank.io import stream, trec
 from tierank.io.trec import TextInput
+from tierank.engine.core import evaluate_lists, prepare_lists
+from tierank.engine.options import Options
+from tierank.engine.streamed import evaluate_file
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fd/0") or sys.platform == "win32",
                                 reason="needs /dev/fd and POSIX pipes")
@@ -296,17 +299,16 @@ def test_an_error_in_the_second_pass_removes_the_temporary_files(files, monkeypa
     tmpdir.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     calls = []
-    from tierank import _engines
-
     def evaluate_block(qrels, run, positions, opts):
         calls.append(sorted(p.name for p in tmpdir.rglob("*")))
         if len(calls) == 3:   # the first pass's blocks, then the second pass's first bucket
             raise RuntimeError("stop")
-        return _engines._evaluate(qrels, run, positions, opts)
+        return evaluate_lists(prepare_lists(qrels, run, opts, positions), opts)
     with pipe_path((files / "shuffled.txt").read_bytes()) as pipe:
         run = pipe if from_pipe else str(files / "shuffled.txt")
         with pytest.raises(RuntimeError, match="stop"):
-            stream.evaluate_file(str(files / "qrels.txt"), run, ["AP"], block_rows=64, evaluate_block=evaluate_block)
+            evaluate_file(str(files / "qrels.txt"), run, Options.checked(["AP"]), block_rows=64,
+                          evaluate_block=evaluate_block)
     assert calls[0] == []   # the copy of a pipe is never a name in TMPDIR
     assert any(name.endswith(".arrow") for name in calls[-1])   # the error came in the second pass
     assert list(tmpdir.iterdir()) == []

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tierank.cli import main
-from tierank.compare import SUPERSCRIPTS
+from tierank.comparison import SUPERSCRIPTS
 
 HYP = settings(deadline=None, derandomize=True, database=None, max_examples=25,
                suppress_health_check=[HealthCheck.too_slow])

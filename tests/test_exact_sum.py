@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tierank.exact_sum import ExactSum, exact_mean, exact_sum, finish_aggregate, partial_aggregate
+from tierank.data.exact_sum import ExactSum, exact_mean, exact_sum, finish_aggregate, partial_aggregate
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 # values of very different sizes, the case where naive summation loses bits

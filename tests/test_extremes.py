@@ -238,7 +238,7 @@ def test_mean_of_values_near_the_largest_float():
     """The mean of queries' values near 1.8e308 is exact: the exactly rounded sum overflowed to inf."""
     from fractions import Fraction
 
-    from tierank.exact_sum import ExactSum
+    from tierank.data.exact_sum import ExactSum
 
     values = [BIG, BIG, 1e308]
     assert ExactSum.of(values).mean() == float(sum(Fraction(v) for v in values) / 3)

@@ -21,7 +21,9 @@ import oracle  # noqa: E402
 
 import tierank  # noqa: E402
 from tierank import InputError, parse_measure  # noqa: E402
-from tierank.blocks import evaluate_matrix_blocked  # noqa: E402
+from tierank.engine.blocked import evaluate_blocks, evaluate_matrix_blocked, rank_rows  # noqa: E402
+from tierank.engine.options import Options  # noqa: E402
+from tierank.ties.policy import TieOrderings  # noqa: E402
 from tierank.hashing import (distance_blocks, evaluate_codes, hamming_distances, pack_codes,  # noqa: E402
                              unpack_codes)
 from tierank.hashing.histogram import block_histogram  # noqa: E402
@@ -72,8 +74,8 @@ def sorted_reference(relevance, dist, measures, ties, bounds=True, seed=0):
     hashed random order is the one evaluate_codes uses)."""
     if ties == "random":
         parsed = {m: parse_measure(m) for m in measures}
-        return evaluate_matrix_blocked(relevance, dist, measures=parsed, keyname="distances",
-                                       lower_is_better=True, ties=ties, bounds=bounds, seed=seed)
+        return evaluate_matrix_blocked(relevance, dist, Options.checked(parsed, ties=ties, bounds=bounds, seed=seed),
+                                       keyname="distances", lower_is_better=True)
     return tierank.evaluate_matrix(relevance, distances=dist, measures=measures, ties=ties, bounds=bounds)
 
 
@@ -386,14 +388,14 @@ def test_distance_threshold_by_hand():
 
 def sorted_with_judged(ranked_grades, judged_grades, dist, measures, ties, seed=0):
     """The sorting path (RankedLists -> evaluate_lists) with separate judged grades: per-query frames."""
-    from tierank.blocks import rank_rows, run_rows
     parsed = {m: parse_measure(m) for m in measures}
     keys = -np.asarray(dist, dtype=np.float64)
     ranked, lab = rank_rows(np.asarray(ranked_grades, float), keys, None, 0, keys.shape[1], plan=None,
                             ties=ties, seed=seed, judged=np.asarray(judged_grades, float))
-    values, lower, upper = run_rows(ranked, lab, list(parsed.values()), ties=ties, bounds=True, seed=seed)
-    frame = lambda src: pd.DataFrame({t: src[m] for t, m in parsed.items()}, index=lab)  # noqa: E731
-    return tierank.Results(per_query=frame(values), lower=frame(lower), upper=frame(upper), ties=ties,
+    opts = Options.checked(parsed, ties=ties, bounds=True, seed=seed)
+    values = evaluate_blocks([(TieOrderings.from_ranked(ranked, seed), lab)], opts, "row").columns
+    frame = lambda suffix: pd.DataFrame({t: values[t + suffix] for t in parsed}, index=lab)  # noqa: E731
+    return tierank.Results(per_query=frame(""), lower=frame("_lower"), upper=frame("_upper"), ties=ties,
                            measures=parsed)
 
 
@@ -459,8 +461,8 @@ def test_radius_measures_in_evaluate_matrix():
     ms = {"P(radius=1)": radius_measure("P", 1), "R(radius=2)": radius_measure("R", 2)}
     for ties in MODES:
         for topk in (None, False):
-            res = evaluate_matrix_blocked(rel, dist, measures=ms, keyname="distances", lower_is_better=True,
-                                          ties=ties, bounds=True, topk=topk, block_size=1)
+            res = evaluate_matrix_blocked(rel, dist, Options.checked(ms, ties=ties, bounds=True), keyname="distances",
+                                          lower_is_better=True, topk=topk, block_size=1)
             assert res.per_query["P(radius=1)"].tolist() == [2 / 3, 0.0]
             assert res.per_query["R(radius=2)"].tolist() == [3 / 4, 0.0]
 

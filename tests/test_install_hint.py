@@ -41,7 +41,7 @@ def test_every_hint_names_an_extra_and_none_is_spelt_by_hand():
 
 
 def test_a_missing_scipy_gets_the_hint(monkeypatch):
-    from tierank.compare import paired_test
+    from tierank.comparison import paired_test
 
     monkeypatch.setitem(sys.modules, "scipy", None)
     monkeypatch.setitem(sys.modules, "scipy.stats", None)

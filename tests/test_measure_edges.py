@@ -31,7 +31,8 @@ from tierank.measures._no_relevant import apply_no_relevant, check_no_relevant, 
 from tierank.measures.radius import RADIUS_FAMILIES  # noqa: E402
 from tierank.results import aggregate  # noqa: E402
 from tierank.ties.groups import TieStats  # noqa: E402
-from tierank.evaluation import evaluate_stats  # noqa: E402
+from tierank.engine.core import evaluate_stats  # noqa: E402
+from tierank.engine.options import Options  # noqa: E402
 from tierank.ties.policy import TieOrderings  # noqa: E402
 
 HYP = settings(deadline=None, derandomize=True, database=None,
@@ -521,8 +522,8 @@ GRADES = {0: ([1, 0, 0], [0, 0, -1]), 1: ([0, 0], [0, 0]), 2: ([2], [0])}   # (g
 def _policy_values(texts, policy, labels=("a", "b", "c")):
     stats = TieStats.from_histogram(COUNTS, LEVELS)
     ms = [parse_measure(t) for t in texts]
-    values, lower, upper = evaluate_stats(TieOrderings(stats), ms, bounds=True, labels=list(labels),
-                                          no_relevant=policy)
+    opts = Options.checked({str(m): m for m in ms}, bounds=True, no_relevant=policy)
+    values, lower, upper = evaluate_stats(TieOrderings(stats), opts, labels=list(labels))
     return {str(m): (values[m], lower[m], upper[m]) for m in ms}
 
 

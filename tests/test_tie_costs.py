@@ -1,4 +1,4 @@
-"""The guard on tie-aware work beyond linear in a tie's size (src/tierank/evaluation.py ``check_tie_costs``,
+"""The guard on tie-aware work beyond linear in a tie's size (src/tierank/engine/core.py ``check_tie_costs``,
 the families' ``cost``): refused up front, with no large allocation, naming the measure, the query, the
 tie and the option; estimates exact at any size (never wrapped around as int64); the budget's default and
 the option that raises it, in Python and on the command line."""
@@ -20,7 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
 
 import tierank  # noqa: E402
-import tierank.evaluation as evaluation  # noqa: E402
+import tierank.engine.core as evaluation  # noqa: E402
+import tierank.engine.options as options  # noqa: E402
 from tierank import InputError, parse_measure  # noqa: E402
 from tierank.measures._common import exact_products  # noqa: E402
 from tierank.ties.groups import TieStats  # noqa: E402
@@ -68,7 +69,7 @@ def test_iprec_huge_tie_refused_up_front_without_allocating():
     text = texts[0]
     assert text.startswith("IPrec(recall=0.5): the exact expectation"), text
     assert f"about {float(exact):.3g} operations" in text, text
-    assert f"beyond the budget of {evaluation.DEFAULT_TIE_COST_BUDGET:.3g}" in text, text
+    assert f"beyond the budget of {options.DEFAULT_TIE_COST_BUDGET:.3g}" in text, text
     assert "ranks 1-300000, 300000 documents" in text and "(row 0)" in text, text
     assert "tie_cost_budget=2.54e+20" in text and exact <= 2.54e20 and "--tie-cost-budget" not in text, text
 
@@ -182,7 +183,7 @@ def test_the_budget_is_exact_at_its_edge_and_values_match_the_oracle():
 def test_default_budget_and_the_option_raising_it(monkeypatch):
     """None takes DEFAULT_TIE_COST_BUDGET (read when the evaluation starts); the option raises it, in
     evaluate, evaluate_matrix, evaluate_codes and a streamed run file."""
-    monkeypatch.setattr(evaluation, "DEFAULT_TIE_COST_BUDGET", 1000)
+    monkeypatch.setattr(options, "DEFAULT_TIE_COST_BUDGET", 1000)
     relevance, scores = _one_tie(40, 20)                  # ERR: 2 (20 + 40)(21) = 2520 operations
     text = _refusal(lambda: tierank.evaluate_matrix(relevance, scores, ["ERR"]))
     assert "needs about 2.52e+03 operations in this query, beyond the budget of 1e+03" in text, text
@@ -279,7 +280,6 @@ def test_running_out_of_memory_is_one_line(tmp_path, monkeypatch):
         raise MemoryError("simulated")
 
     monkeypatch.setattr(evaluation, "evaluate_stats", no_memory)
-    monkeypatch.setattr(tierank.api, "evaluate_stats", no_memory, raising=False)
     qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
     qrels.write_text("q 0 d1 1\n")
     run.write_text("q Q0 d1 1 0.5 t\nq Q0 d2 2 0.5 t\n")

@@ -9,14 +9,21 @@ those orderings, and reproduces the classic tie-breaks (trec_eval's, input order
 {'P@1': 0.3333333333333333}
 """
 
-from .api import evaluate, evaluate_codes, evaluate_matrix
-from .compare import Comparison, compare
-from .io.trec import read_qrels, read_run, write_qrels, write_run
-from .report import TieReport, tie_report
+from typing import TYPE_CHECKING, Any
+
 from .errors import InputError, OutputError, TierankError, TierankWarning
-from .measures import Measure, measure_names, parse_measure
-from .results import Results
-from .ties.policy import TIE_MODES
+
+# The public names and the module each comes from. They load when first used (PEP 562), so that
+# ``import tierank`` and the command line load only what they need (docs/architecture.md, "Start-up").
+_LAZY = {
+    "evaluate": "api", "evaluate_matrix": "api", "evaluate_codes": "api",
+    "compare": "comparison", "Comparison": "comparison",
+    "read_run": "io.trec", "read_qrels": "io.trec", "write_run": "io.trec", "write_qrels": "io.trec",
+    "tie_report": "report", "TieReport": "report",
+    "parse_measure": "measures", "measure_names": "measures", "Measure": "measures",
+    "Results": "results",
+    "TIE_MODES": "ties.policy",
+}
 
 __version__ = "0.1.0"
 
@@ -43,3 +50,27 @@ __all__ = [
     "TIE_MODES",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value   # once: the next use is a plain attribute
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:   # for type checkers and IDEs: the same names, eagerly
+    from .api import evaluate, evaluate_codes, evaluate_matrix
+    from .comparison import Comparison, compare
+    from .io.trec import read_qrels, read_run, write_qrels, write_run
+    from .measures import Measure, measure_names, parse_measure
+    from .report import TieReport, tie_report
+    from .results import Results
+    from .ties.policy import TIE_MODES

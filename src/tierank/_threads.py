@@ -2,7 +2,7 @@
 
 numpy and pyarrow release the GIL in their loops, so on two cores or more the join and the measures
 overlap independent steps on a background thread (:func:`in_background`, the batched kernels of
-:mod:`tierank.evaluation`). A worker process of :mod:`tierank.io.workers` switches this off
+:mod:`tierank.engine.core`). A worker process of :mod:`tierank.io.workers` switches this off
 (:func:`single_threaded`): each worker already keeps one core busy, and a thread started for every
 block would only cost its start and the switches. The values are the same either way; only where an
 error is raised differs (at the ``result()`` of the future).

@@ -2,34 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
-import pandas as pd
 
-from .blocks import check_trec_eval_version, evaluate_matrix_blocked
-from .data.join import join_run_qrels, sorted_label_order
-from .data.ranked import RankedLists
-from .hashing.evaluate import evaluate_codes
+from .engine.blocked import DEFAULT_MEMORY, evaluate_codes_blocked, evaluate_matrix_blocked
+from .engine.core import evaluate_lists, prepare_lists, to_results
+from .engine.options import Options, check_positive
+from .engine.streamed import evaluate_file
 from .errors import InputError
-from .io.frames import to_columns
-from .io.workers import check_workers
-from .measures import Measure, parse_measures
-from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
-from .results import Results
-from .ties.groups import Judged
-from .data.restrict import restrict
-from .evaluation import check_tie_cost_budget, evaluate_lists
-from .ties.policy import check_mode
+from .hashing.codes import check_pair
+from .hashing.labels import make_grader
+from .io.stream import is_parquet, is_run_file
+from .results import CodeResults, Results
 
 __all__ = ["evaluate", "evaluate_matrix", "evaluate_codes"]
-
-
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InputError(f"seed must be an integer, got {seed!r}")
-    return int(seed)
 
 
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected",
@@ -102,7 +89,7 @@ default="expected"
         Operations one query may take for a measure whose exact tie-aware work is more than linear in a
         tie's size (IPrec, IPrecAvg and ERR; infAP and G, also for their bounds); beyond, an InputError up
         front naming the measure, the query and its costliest tie. Default
-        ``tierank.evaluation.DEFAULT_TIE_COST_BUDGET`` (2e9, about 10 s; docs/conventions.md, "Ties
+        ``tierank.engine.options.DEFAULT_TIE_COST_BUDGET`` (2e9, about 10 s; docs/conventions.md, "Ties
         too costly to average exactly").
 
     Returns
@@ -132,168 +119,17 @@ default="expected"
     >>> tierank.evaluate(qrels, run, ["RR"]).mean, tierank.evaluate(qrels, run, ["RR"], trec_eval_version=9).mean
     ({'RR': 0.5}, {'RR': 0.75})
     """
-    check_mode(ties)
-    seed = _check_seed(seed)
-    check_workers(workers)
-    as_float32 = check_trec_eval_version(trec_eval_version) == 9
-    check_no_relevant(no_relevant)
-    tie_cost_budget = check_tie_cost_budget(tie_cost_budget)
-    parsed = parse_measures(measures)
-    if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
-        parsed = {text: _as_trec9(m) for text, m in parsed.items()}
-    from .io.stream import is_run_file
-
-    if is_run_file(run):   # a run file: in blocks of whole queries (tierank.io.stream)
-        from .io.stream import evaluate_file, is_parquet
-
+    opts = Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed, no_relevant=no_relevant,
+                           trec_eval_version=trec_eval_version, judged_only=judged_only, max_docs=max_docs,
+                           tie_cost_budget=tie_cost_budget, workers=workers)
+    if is_run_file(run):   # a run file: in blocks of whole queries (tierank.engine.streamed)
         if stream not in (None, True, False, "grouped"):
             raise InputError(f"stream={stream!r}: use None, True, False or 'grouped'")
         if stream is not False or is_parquet(run):
-            return evaluate_file(qrels, run, measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
-                                 no_relevant=no_relevant, trec_eval_version=trec_eval_version,
-                                 judged_only=judged_only, max_docs=max_docs,
-                                 block_rows=block_rows if stream is not False else 2 ** 62,
+            return evaluate_file(qrels, run, opts, block_rows=block_rows if stream is not False else 2 ** 62,
                                  progress=progress if stream is not False else False,
-                                 grouped_only=stream == "grouped", workers=workers if stream is not False else 1,
-                                 tie_cost_budget=tie_cost_budget)
-    lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32, judged_only=judged_only,
-                          max_docs=max_docs, ties=ties, bounds=bounds, seed=seed)
-    plain = {text: m for text, m in parsed.items() if not m.judged_only}
-    judged = {text: m for text, m in parsed.items() if m.judged_only}
-    results = [_evaluate_prepared(plain, lists, ties, bounds, seed, no_relevant, tie_cost_budget)] if plain else []
-    if judged:   # measures with judged_only=True: on the judged documents only (-J for these measures)
-        results.append(_evaluate_prepared(judged, judged_part(lists, ties, bounds, seed), ties, bounds, seed,
-                                          no_relevant, tie_cost_budget))
-    return results[0] if len(results) == 1 else merge_results(parsed, results)
-
-
-def _evaluate_prepared(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
-                       no_relevant: str, tie_cost_budget: float | None = None) -> Results:
-    return assemble_results(parsed, lists, *lists_values(parsed, lists, ties, bounds, seed, no_relevant,
-                                                         tie_cost_budget),
-                            ties=ties, no_relevant=no_relevant)
-
-
-def lists_values(parsed: dict, lists: "PreparedLists", ties: str, bounds: bool, seed: int,
-                 no_relevant: str, tie_cost_budget: float | None = None) -> tuple[dict, dict | None, dict | None]:
-    """(values, lower, upper): the kernels' values of the ranked queries of ``lists``, by measure
-    (lower and upper: None without bounds; empty dicts when no query has a ranked list)."""
-    values: dict = {}
-    lower: dict = {}
-    upper: dict = {}
-    if lists.ranked.n_queries:
-        values, lower, upper = evaluate_lists(lists.ranked, list(parsed.values()), ties=ties, bounds=bounds,
-                                              seed=seed, labels=lists.labels, no_relevant=no_relevant,
-                                              tie_cost_budget=tie_cost_budget)
-    return values, lower if bounds else None, upper if bounds else None
-
-
-def judged_part(lists: "PreparedLists", ties: str, bounds: bool, seed: int) -> "PreparedLists":
-    """The lists with the retrieved documents that have no judgment dropped (trec_eval -J)."""
-    kept = restrict(lists.ranked, lists.labels, judged_only=True, ties=ties, bounds=bounds, seed=seed)
-    return PreparedLists(kept.ranked, kept.labels, np.concatenate([lists.empty_labels, kept.emptied_labels]),
-                         list(lists.empty_grades) + kept.emptied_judged)
-
-
-def merge_results(parsed: dict, parts: list[Results]) -> Results:
-    """One Results with the columns of several (same queries), in the order of ``parsed``."""
-    first = parts[0]
-
-    def frame(attr: str) -> pd.DataFrame | None:
-        if getattr(first, attr) is None:
-            return None
-        joined = pd.concat([getattr(r, attr).reindex(first.per_query.index) for r in parts], axis=1)
-        return joined[list(parsed)]
-    return Results(per_query=frame("per_query"), lower=frame("lower"), upper=frame("upper"), ties=first.ties,
-                   measures=parsed)
-
-
-def _as_trec9(m: Measure) -> Measure:
-    """The measure as trec_eval 9.x computes it (recall levels to counts by floor(x R + 0.9))."""
-    if "rounding" in m.family.params and m["rounding"] == "trec10":
-        return m.replace(rounding="trec9")
-    return m
-
-
-@dataclass
-class PreparedLists:
-    """A run joined with its judgments, ``-M``/``-J`` applied: the ranked lists of the queries with
-    documents, and the judged grades of the queries scored as empty runs."""
-
-    ranked: RankedLists
-    labels: np.ndarray
-    empty_labels: np.ndarray
-    empty_grades: list
-
-
-def prepare_lists(qrels: Any, run: Any, *, missing: str = "skip", scores_as_float32: bool = False,
-                  judged_only: bool = False, max_docs: int | None = None, ties: str = "expected",
-                  bounds: bool = False, seed: int = 0) -> PreparedLists:
-    """Read, check and join the inputs of :func:`evaluate` into ranked lists."""
-    joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=missing,
-                            scores_as_float32=scores_as_float32, trec_eval_grades=ties == "trec_eval")
-    ranked, labels = joined.ranked, joined.labels
-    empty_labels, empty_grades = joined.empty_labels, list(joined.empty_judged)
-    if judged_only or max_docs is not None:
-        kept = restrict(ranked, labels, judged_only=bool(judged_only), max_docs=max_docs, ties=ties,
-                        bounds=bounds, seed=seed)
-        ranked, labels = kept.ranked, kept.labels
-        empty_labels = np.concatenate([empty_labels, kept.emptied_labels])
-        empty_grades += kept.emptied_judged
-    return PreparedLists(ranked, labels, empty_labels, empty_grades)
-
-
-def assemble_results(parsed: dict, lists: PreparedLists, values: dict, lower: dict | None, upper: dict | None,
-                     *, ties: str, no_relevant: str = "zero") -> Results:
-    """:class:`Results` from the values of the ranked queries plus those of the queries scored as empty
-    runs, sorted by query id."""
-    labels, cols, lo_cols, hi_cols = value_columns(parsed, lists, values, lower, upper, no_relevant=no_relevant)
-    index = pd.Index(labels, name="query_id")
-    order = sorted_label_order(index.to_numpy())
-    per_query = pd.DataFrame(cols, index=index).iloc[order]
-    lo = pd.DataFrame(lo_cols, index=index).iloc[order] if lo_cols is not None else None
-    hi = pd.DataFrame(hi_cols, index=index).iloc[order] if hi_cols is not None else None
-    return Results(per_query=per_query, lower=lo, upper=hi, ties=ties, measures=parsed)
-
-
-def value_columns(parsed: dict, lists: PreparedLists, values: dict, lower: dict | None, upper: dict | None,
-                  *, no_relevant: str = "zero") -> tuple[np.ndarray, dict, dict | None, dict | None]:
-    """(labels, values, lower, upper): the query ids of the ranked queries then of those scored as empty
-    runs, and one array per measure text in that order (lower and upper: None without bounds)."""
-    empty_judged = _judged(lists.empty_grades)
-    bounds = lower is not None and upper is not None
-    cols, lo_cols, hi_cols = {}, {}, {}
-    for text, m in parsed.items():
-        empty = _empty_values(m, empty_judged)
-        if not m.family.text:
-            empty = apply_no_relevant(m, empty, has_relevant(m, empty_judged), no_relevant, lists.empty_labels)
-        cols[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
-        if lower is not None and upper is not None:
-            lo_cols[text] = np.concatenate([lower.get(m, np.zeros(0)), empty])
-            hi_cols[text] = np.concatenate([upper.get(m, np.zeros(0)), empty])
-    labels = lists.labels
-    all_labels = np.concatenate([labels, lists.empty_labels]) if len(lists.empty_labels) else labels
-    return all_labels, cols, lo_cols if bounds else None, hi_cols if bounds else None
-
-
-def _judged(grades: list[np.ndarray]) -> Judged:
-    """The judged grades of the queries scored as empty runs, as one :class:`Judged`."""
-    ptr = np.zeros(len(grades) + 1, dtype=np.int64)
-    np.cumsum([len(g) for g in grades], out=ptr[1:])
-    flat = np.concatenate(grades).astype(np.float64) if grades else np.zeros(0)
-    return Judged.from_csr(ptr, flat)
-
-
-def _empty_values(m: Measure, judged: Judged) -> np.ndarray:
-    """Values of queries scored with an empty run (missing="zero"), before the no_relevant policy."""
-    n = judged.n_queries
-    if m.family.text:
-        return np.full(n, "", dtype=object)
-    if m.family.empty == "one":
-        return np.ones(n)
-    if m.family.empty == "R":
-        return judged.count_at_least(m["rel"]).astype(np.float64)
-    return np.zeros(n)
+                                 grouped_only=stream == "grouped", workers=workers if stream is not False else 1)
+    return to_results(evaluate_lists(prepare_lists(qrels, run, opts), opts), opts)
 
 
 def _check_measures_arg(measures: Any) -> None:
@@ -363,7 +199,7 @@ default="expected"
         Operations one row may take for a measure whose exact tie-aware work is more than linear in a
         tie's size (IPrec, IPrecAvg and ERR; infAP and G, also for their bounds); beyond, an InputError up
         front naming the measure, the row and its costliest tie. Default
-        ``tierank.evaluation.DEFAULT_TIE_COST_BUDGET`` (2e9, about 10 s; docs/conventions.md, "Ties
+        ``tierank.engine.options.DEFAULT_TIE_COST_BUDGET`` (2e9, about 10 s; docs/conventions.md, "Ties
         too costly to average exactly").
 
     Returns
@@ -389,16 +225,126 @@ default="expected"
     ...  ["AP(denom='retrieved')@3"] for t in ("optimistic", "pessimistic", "upper", "lower")]
     [0.8333333333333333, 1.0, 1.0, 0.8333333333333333]
     """
-    check_mode(ties)
-    seed = _check_seed(seed)
     _check_measures_arg(measures)
-    parsed = parse_measures(measures)
+    opts = Options.checked(measures, ties=ties, bounds=bounds, seed=seed, no_relevant=no_relevant,
+                           trec_eval_version=trec_eval_version, tie_cost_budget=tie_cost_budget,
+                           trec9_measures=False)
     if (scores is None) == (distances is None):
         raise InputError("give exactly one of scores= (higher is better) and distances= (lower is better)"
                          + ("; both were given" if scores is not None else "; neither was given"))
-    keyname = "scores" if scores is not None else "distances"
-    return evaluate_matrix_blocked(relevance, scores if scores is not None else distances, measures=parsed,
-                                   keyname=keyname, lower_is_better=distances is not None, ties=ties,
-                                   bounds=bounds, mask=mask, seed=seed, block_size=block_size,
-                                   trec_eval_version=trec_eval_version, no_relevant=no_relevant,
-                                   tie_cost_budget=tie_cost_budget)
+    return evaluate_matrix_blocked(relevance, scores if scores is not None else distances, opts,
+                                   keyname="scores" if scores is not None else "distances",
+                                   lower_is_better=distances is not None, mask=mask, block_size=block_size)
+
+
+def evaluate_codes(query_codes: Any, db_codes: Any, query_labels: Any = None, db_labels: Any = None,
+                   measures: str | Iterable[str] = ("AP", "nDCG@100", "P@1000"), *,
+                   relevance: np.ndarray | Callable[[np.ndarray, np.ndarray], Any] | None = None,
+                   packed: bool = False, bits: int | None = None, ties: str = "expected",
+                   bounds: bool = False, average: str = "micro", distance_threshold: float | None = None,
+                   block_size: int | None = None, memory: int = DEFAULT_MEMORY, seed: int = 0,
+                   no_relevant: str = "zero", trec_eval_version: int = 10,
+                   progress: bool | None = None, tie_cost_budget: float | None = None) -> CodeResults:
+    """Evaluate Hamming ranking of binary codes: every query against the whole database, ties exact.
+
+    Items at equal Hamming distance tie; ``ties="expected"`` gives the exact mean over all their orderings
+    (McSherry & Najork), computed from per-distance counts without sorting anything.
+
+    Parameters
+    ----------
+    query_codes : array-like (n_queries, bits) or (bits,)
+        ``{0, 1}``, ``{-1, +1}`` or boolean codes; with ``packed=True``, uint8 or uint64 words
+        (:func:`tierank.hashing.pack_codes`).
+    db_codes : array-like (n_db, bits)
+        Database codes, same format and width.
+    query_labels, db_labels : array-like, optional
+        Class ids (1-D; relevant = same class, grade 1) or multi-hot matrices (2-D ``{0, 1}``, one column
+        per label; grade = number of shared labels, so ``rel=1`` means "at least one shared label" and
+        nDCG / ACG / WAP use the count).
+    measures : str or list of str
+        E.g. ``["AP", "nDCG@100", "P@1000", "P(radius=2)", "R(radius=2)", "WAP@100", "ACG@100"]``.
+    relevance : array (n_queries, n_db) or callable, optional
+        Grades for anything else, instead of labels: a matrix, or a vectorised callable
+        ``relevance(query_index, db_index)``, called once per block of B queries with integer index
+        arrays ``query_index`` of shape (B, 1) and ``db_index`` of shape (1, n_db); it must return a
+        numeric array of their broadcast shape (B, n_db), e.g. ``lambda q, d: yq[q] == ydb[d]``. It is
+        not called per pair: a wrong shape or dtype, or an exception, is an InputError stating this.
+        ``query_labels`` may still be given (class ids) for ``average="macro"``.
+    packed : bool, default=False
+        Codes are packed words along the last axis.
+    bits : int, optional
+        Code length of packed codes whose last word is partial (padding bits must be 0).
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "trec_eval", "random"}, \
+default="expected"
+        As :func:`tierank.evaluate`. ``input`` breaks ties by database index ascending, ``trec_eval``
+        descending, ``random`` by a seeded hash; these three sort the distances of each block of queries,
+        the others sort nothing.
+    bounds : bool, default=False
+        Also return the exact minimum and maximum over all orderings of tied items.
+    average : {"micro", "macro"}, default="micro"
+        ``mean``: over queries, or over query classes of the per-class means (TensorFlow Similarity;
+        needs class-id ``query_labels``). ``per_query`` holds per-query values either way.
+    distance_threshold : float, optional
+        Matches farther than this count as misses (TensorFlow Similarity's ``distance_threshold``): items
+        at distance > threshold keep their place in the ranking but count as non-relevant (grade 0),
+        while ``R`` and the ideal DCG still count every relevant item of the database. So recall and AP
+        (denominator R) fall, and P@k counts only matches within the threshold.
+    block_size : int, optional
+        Queries per block; default from ``memory``.
+    progress : bool, optional
+        A progress bar on stderr over the blocks of queries; default: when stderr is a terminal.
+    memory : int, default=512 MiB
+        Working memory budget of a block (bytes), used when ``block_size`` is None.
+    seed : int, default=0
+        Seed of ``ties="random"``.
+    no_relevant : {"zero", "skip", "one", "error"}, default="zero"
+        Queries with no relevant database item (for the measure's ``rel``; ``distance_threshold`` does
+        not change which items are relevant): the measure's own value, NaN left out of ``.mean``, 1 for
+        measures in [0, 1], or an InputError naming the query.
+    trec_eval_version : {10, 9}, default=10
+        Accepted for symmetry with :func:`tierank.evaluate`: Hamming distances are small integers,
+        exact in float32, so 9 and 10 give the same values.
+    tie_cost_budget : int, optional
+        Operations one query may take for a measure whose exact tie-aware work is more than linear in a
+        tie (IPrec, IPrecAvg, ERR, infAP, G); beyond, an InputError up front. Default
+        ``tierank.engine.options.DEFAULT_TIE_COST_BUDGET`` (about 10 s).
+
+    Returns
+    -------
+    CodeResults
+        ``per_query`` indexed by query number (0..n_queries-1), ``mean`` (micro or macro) and with
+        ``bounds=True`` ``lower`` / ``upper``.
+
+    Examples
+    --------
+    Two database items tie with the query at distance 1; one of them is of the query's class:
+
+    >>> from tierank.hashing import evaluate_codes
+    >>> q = [[0, 0, 0, 0]]
+    >>> db = [[0, 0, 0, 1], [0, 0, 1, 0], [1, 1, 1, 1]]
+    >>> res = evaluate_codes(q, db, [7], [7, 3, 7], ["P@1", "AP"], bounds=True)
+    >>> res.mean
+    {'P@1': 0.5, 'AP': 0.7083333333333333}
+    >>> res.lower.loc[0, "P@1"], res.upper.loc[0, "P@1"]
+    (np.float64(0.0), np.float64(1.0))
+    >>> evaluate_codes(q, db, [7], [7, 3, 7], ["P@1"], ties="trec_eval").mean   # item 1 before item 0
+    {'P@1': 0.0}
+    """
+    opts = Options.checked(measures, ties=ties, bounds=bounds, seed=seed, no_relevant=no_relevant,
+                           trec_eval_version=trec_eval_version, tie_cost_budget=tie_cost_budget, trec9_measures=False)
+    # distances <= bits < 2**24: float32 holds them exactly, trec_eval_version=9 has nothing to round
+    if average not in ("micro", "macro"):
+        raise InputError(f"average must be 'micro' or 'macro', got {average!r}")
+    if distance_threshold is not None:
+        if isinstance(distance_threshold, bool) or not isinstance(distance_threshold, (int, float, np.number)) \
+                or not np.isfinite(distance_threshold):
+            raise InputError(f"distance_threshold must be a finite number, got {distance_threshold!r}")
+    if block_size is not None:
+        block_size = check_positive(block_size, "block_size")
+    memory = check_positive(memory, "memory")
+    qw, dw, nbits = check_pair(query_codes, db_codes, packed=packed, bits=bits)
+    grader = make_grader(query_labels, db_labels, relevance, qw.shape[0], dw.shape[0])
+    if average == "macro" and grader.query_class is None:
+        raise InputError("average='macro' needs class ids as query_labels (1-D), to group the queries")
+    return evaluate_codes_blocked(qw, dw, nbits, grader, opts, average=average, distance_threshold=distance_threshold,
+                                  block_size=block_size, memory=memory, progress=progress)

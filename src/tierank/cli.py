@@ -595,7 +595,7 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
             if len(runs) < 2:
                 raise InputError("--compare needs at least two runs")
             bar.step("significance tests")
-            from .compare import Comparison
+            from .comparison import Comparison
 
             with _reported_warnings() as caught:
                 comparison = Comparison.from_results({r.name: r.results for r in results},
@@ -611,7 +611,7 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
     finally:
         bar.close()
     if compare:
-        from .compare import SUPERSCRIPTS
+        from .comparison import SUPERSCRIPTS
 
         # superscript letters where stdout can encode them, else ^ab (e.g. PYTHONIOENCODING=cp1252)
         return comparison.render(fmt, digits=digits, ascii=not can_encode(SUPERSCRIPTS))

@@ -3,17 +3,20 @@
 The run and the qrels become one table, shuffled once on the query id (every query's rows in one
 partition), and each partition is evaluated in one call by the local code; the per-query values
 are those of :func:`tierank.evaluate` bit for bit, and the means are merged from exact partial sums
-(:mod:`tierank.exact_sum`), so they do not depend on the partitioning either. See docs/scale.md.
+(:mod:`tierank.data.exact_sum`), so they do not depend on the partitioning either. See docs/scale.md.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from . import _engines as E
+from .comparison import compare_collected
+from .engine import partitioned as E
+from .engine.options import Options
 from .errors import InputError, install_hint
 
 __all__ = ["evaluate", "compare"]
@@ -47,7 +50,7 @@ def _global(offsets: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return offsets[pos >> E.POS_BITS] + (pos & ((1 << E.POS_BITS) - 1))
 
 
-def _worker(part: pd.DataFrame, opts: E.Options, dtypes: tuple, offsets: np.ndarray | None) -> pd.DataFrame:
+def _worker(part: pd.DataFrame, opts: Options, dtypes: tuple, offsets: np.ndarray | None) -> pd.DataFrame:
     """Evaluate the whole queries of one shuffled partition."""
     part = part.sort_values(["side", "pos"], kind="stable")
     side = part["side"].to_numpy()
@@ -61,10 +64,10 @@ def _worker(part: pd.DataFrame, opts: E.Options, dtypes: tuple, offsets: np.ndar
     return E.evaluate_rows(run, r["pos"].to_numpy(), qrels, q["pos"].to_numpy(), opts, rows)
 
 
-def _meta(opts: E.Options, id_dtype: Any) -> pd.DataFrame:
+def _meta(opts: Options, id_dtype: Any) -> pd.DataFrame:
     cols: dict = {"query_id": pd.Series([], dtype=id_dtype), "status": pd.Series([], dtype=np.int8)}
     for col in opts.columns():
-        text = opts.measures[E._measure_of(col, opts)].family.text
+        text = opts.measures[E.measure_of(col, opts)].is_text
         cols[col] = pd.Series([], dtype=object if text else np.float64)
     return pd.DataFrame(cols)
 
@@ -106,7 +109,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
     {'RR': 0.75, 'P@1': 0.5}
     """
     dd = _dd()
-    opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
+    opts = Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
                              no_relevant=no_relevant, trec_eval_version=trec_eval_version,
                              judged_only=judged_only, max_docs=max_docs, tie_cost_budget=tie_cost_budget)
     for obj, kind in ((run, "run"), (qrels, "qrels")):
@@ -114,7 +117,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
             raise InputError(f"the {kind} must be a dask DataFrame, not {type(obj).__name__} "
                              "(tierank.evaluate takes pandas DataFrames)")
     names = (E.find_columns(list(run.columns), "run"), E.find_columns(list(qrels.columns), "qrels"))
-    opts = E.replace(opts, names=names)
+    opts = replace(opts, names=names)
     E.check_samples(run.head(1, npartitions=-1), qrels.head(1, npartitions=-1), names)
     offsets: dict = {}
 
@@ -153,5 +156,5 @@ def compare(qrels: Any, runs: Mapping[str, Any], measures: str | Iterable[str], 
 
     ``options``: ``ties``, ``missing``, ``no_relevant``, ... as for :func:`evaluate`.
     """
-    return E.compare_collected(evaluate, qrels, runs, measures, test=test, alpha=alpha, correction=correction,
+    return compare_collected(evaluate, qrels, runs, measures, test=test, alpha=alpha, correction=correction,
                                n_resamples=n_resamples, seed=seed, **options)

@@ -11,13 +11,15 @@ import json
 import math
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .measures import Measure
-from .results import Results
+
+if TYPE_CHECKING:
+    from .results import Results
 
 __all__ = [
     "FORMATS",

@@ -287,7 +287,7 @@ def _tie_report(run: _Run, source: Any, qrels: Any, numeric: list, **options: An
 
 
 def _compare(runs: list[_Run], numeric: list, **options: Any) -> tuple[Any, list[str]]:
-    from .compare import Comparison
+    from .comparison import Comparison
 
     if len(runs) < 2 or not numeric:
         return None, []

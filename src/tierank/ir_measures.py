@@ -63,7 +63,7 @@ except ImportError:   # pragma: no cover - the extra is installed in the tests
     raise ImportError(f"tierank.ir_measures needs ir-measures: {install_hint('ir-measures')}") from None
 
 from .api import evaluate
-from .blocks import check_trec_eval_version
+from .engine.options import check_trec_eval_version
 from .errors import InputError
 from .measures import parse_measure
 from .ties.policy import TIE_MODES

@@ -10,12 +10,23 @@ retrieved documents sits in ties that can change the measure.
 from __future__ import annotations
 
 import json
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from .engine.core import QueryValues, evaluate_lists, prepare_lists, preference_of, to_results
+from .engine.options import Options
+from .engine.streamed import evaluate_file
+from .errors import InputError
+from .formats import render_table
+from .io.stream import is_run_file
+from .io.trec import TextInput
+from .measures import Measure, parse_measure
+from .results import Results, aggregate
+from .ties.groups import TieStats
+from .ties.policy import TieOrderings
 
 __all__ = ["tie_report", "TieReport", "render_reports"]
 
@@ -67,7 +78,7 @@ class TieReport:
         share = self.n_tied / self.n_retrieved if self.n_retrieved else 0.0
         q = self.n_queries
         return (f"{self.name}: {q} quer{'y' if q == 1 else 'ies'}, {self.n_retrieved} retrieved documents, "
-                f"{self.n_tied} ({_percent(share)}) in {self.n_ties} tie{'' if self.n_ties == 1 else 's'}")
+                f"{self.n_tied} ({percent(share)}) in {self.n_ties} tie{'' if self.n_ties == 1 else 's'}")
 
     def _rows(self, digits: int) -> tuple[list[str], list[list[str]]]:
         header = ["measure", "expected", "min", "max", "trec_eval", "queries", "tied docs"]
@@ -78,7 +89,7 @@ class TieReport:
             def v(x: float) -> str:
                 return str(int(x)) if count and float(x).is_integer() else f"{x:.{digits}f}"
             rows.append([str(label), v(r["expected"]), v(r["min"]), v(r["max"]), v(r["trec_eval"]),
-                         f"{int(r['queries_changed'])}/{int(r['queries'])}", _percent(r["docs_share"])])
+                         f"{int(r['queries_changed'])}/{int(r['queries'])}", percent(r["docs_share"])])
         return header, rows
 
     def to_string(self, digits: int = 4) -> str:
@@ -94,8 +105,6 @@ class TieReport:
         return self._render("latex", digits)
 
     def _render(self, fmt: str, digits: int) -> str:
-        from .formats import render_table   # the run's name and the labels escaped as fmt needs
-
         header, rows = self._rows(digits)
         return render_table(fmt, header, rows, title=self.headline()) + "\n"
 
@@ -113,7 +122,8 @@ class TieReport:
         return self.to_string()
 
 
-def _percent(share: float) -> str:
+def percent(share: float) -> str:
+    """A share as a short percentage: ``0%``, ``<0.1%``, ``12.5%``."""
     if share == 0:
         return "0%"
     if share < 0.001:
@@ -142,8 +152,6 @@ def render_reports(reports: Sequence[TieReport], fmt: str = "table", digits: int
 
 
 def _measures(measures: Any) -> dict:
-    from .measures import Measure, parse_measure
-
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     if isinstance(measures, Mapping):
@@ -205,36 +213,23 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     RR       0.75  0.5  1.0        0.5                1    0.666667
     P@2      0.50  0.5  0.5        0.5                0    0.000000
     """
-    import tierank
-    from .blocks import check_trec_eval_version
-
-    parsed = {label: m for label, m in _measures(measures).items() if not m.family.text}
+    parsed = {label: m for label, m in _measures(measures).items() if not m.is_text}
     if not parsed:
-        raise tierank.InputError("no measure given (text measures such as RelString have no tie report)")
-    as_float32 = check_trec_eval_version(trec_eval_version) == 9
-    from .evaluation import check_tie_cost_budget
-
-    budget = check_tie_cost_budget(tie_cost_budget)
-    objects = {str(m): m for m in parsed.values()}
-    from .io.stream import is_run_file
-    from .io.trec import TextInput
-
+        raise InputError("no measure given (text measures such as RelString have no tie report)")
+    # the expected values with their bounds; trec_eval's tie-break and the counts are kept by _Parts
+    opts = Options.checked({str(m): m for m in parsed.values()}, bounds=True, missing=missing,
+                           no_relevant=no_relevant, trec_eval_version=trec_eval_version,
+                           tie_cost_budget=tie_cost_budget)
     is_file = is_run_file(run)
     if name is None:
         name = (run.name if isinstance(run, TextInput) else str(run)) if is_file else "run"
-    parts = _Parts(objects, no_relevant, budget)
+    parts = _Parts(opts)
     if is_file:   # streamed in blocks of whole queries
-        from .io.stream import evaluate_file
-
-        expected = evaluate_file(qrels, run, list(objects), ties="expected", bounds=True, missing=missing,
-                                 no_relevant=no_relevant, trec_eval_version=trec_eval_version,
-                                 progress=progress, block_rows=block_rows, evaluate_block=parts.block,
-                                 tie_cost_budget=budget)
-        return parts.report(name, parsed, expected)
-    from .api import prepare_lists
-
-    lists = prepare_lists(qrels, run, missing=missing, scores_as_float32=as_float32)
-    return parts.report(name, parsed, parts.evaluate(lists))
+        expected = evaluate_file(qrels, run, opts, progress=progress, block_rows=block_rows,
+                                 evaluate_block=parts.block)
+    else:
+        expected = to_results(parts.evaluate(prepare_lists(qrels, run, opts)), opts)
+    return parts.report(name, parsed, expected)
 
 
 class _Parts:
@@ -242,73 +237,55 @@ class _Parts:
     bounds (returned, so that the blocks merge as any evaluation's), trec_eval's tie-break and the counts
     of tied documents (kept here; every one of them adds up over queries)."""
 
-    def __init__(self, objects: dict, no_relevant: str, tie_cost_budget: float | None = None) -> None:
-        self.objects, self.no_relevant, self.tie_cost_budget = objects, no_relevant, tie_cost_budget
+    def __init__(self, opts: Options) -> None:
+        self.opts = opts
         # per query (a second pass over a run not grouped by query evaluates a query again: the last wins)
         self.trec: list[pd.DataFrame] = []
         self.counts: list[pd.DataFrame] = []
 
-    def block(self, qrels: Any, run: Any, positions: Any, opts: Any) -> Any:
-        """``evaluate_block`` of :func:`tierank.io.stream.evaluate_file` (positions: not needed here)."""
-        from ._engines import QueryValues
-        from .api import prepare_lists
+    def block(self, qrels: Any, run: Any, positions: Any, opts: Options) -> QueryValues:
+        """``evaluate_block`` of :func:`tierank.engine.streamed.evaluate_file` (positions: not needed)."""
+        return self.evaluate(prepare_lists(qrels, run, opts))
 
-        expected = self.evaluate(prepare_lists(qrels, run, missing=opts.missing,
-                                               scores_as_float32=opts.trec_eval_version == 9))
-        return QueryValues.of_results(expected, opts)
-
-    def evaluate(self, lists: Any) -> Any:
-        """Expected values and bounds of ``lists`` (Results); trec_eval's values and the counts are kept."""
-        from .api import assemble_results
-        from .evaluation import evaluate_stats
-        from .ties.policy import TieOrderings
-
-        values: tuple = ({}, {}, {})
-        trec: tuple = ({}, {}, {})
-        orderings = None
-        ms = list(self.objects.values())
-        if lists.ranked.n_queries:
-            orderings = TieOrderings.from_ranked(lists.ranked)
-            values = evaluate_stats(orderings, ms, "expected", bounds=True, labels=lists.labels,
-                                    no_relevant=self.no_relevant, tie_cost_budget=self.tie_cost_budget)
-            orderings.forget()   # the best / worst orderings are done with: trec_eval's takes their memory
-            trec = evaluate_stats(orderings, ms, "trec_eval", labels=lists.labels, no_relevant=self.no_relevant,
-                                  tie_cost_budget=self.tie_cost_budget)
-            orderings.forget()
-        expected = assemble_results(self.objects, lists, *values, ties="expected", no_relevant=self.no_relevant)
-        self.trec.append(assemble_results(self.objects, lists, trec[0], None, None, ties="trec_eval",
-                                          no_relevant=self.no_relevant).per_query)
+    def evaluate(self, lists: Any) -> QueryValues:
+        """Expected values and bounds of ``lists``; trec_eval's values and the counts are kept."""
+        orderings = TieOrderings.from_ranked(lists.ranked) if lists.ranked.n_queries else None
+        expected = evaluate_lists(lists, self.opts, orderings)
         if orderings is not None:
+            orderings.forget()   # the best / worst orderings are done with: trec_eval's takes their memory
+        trec = evaluate_lists(lists, replace(self.opts, ties="trec_eval", bounds=False), orderings)
+        self.trec.append(pd.DataFrame({t: trec.columns[t] for t in self.opts.measures}, index=trec.labels))
+        if orderings is not None:
+            orderings.forget()
             self._count(orderings.expected, expected, lists)
         return expected
 
-    def _count(self, stats: Any, expected: Any, lists: Any) -> None:
+    def _count(self, stats: TieStats, expected: QueryValues, lists: Any) -> None:
         """Per query: retrieved, tied documents, ties, and documents in ties that can change each measure."""
         tied = stats.group_size >= 2
         counts = {"retrieved": stats.lengths,
                   "tied": np.bincount(stats.group_query[tied], weights=stats.group_size[tied],
                                       minlength=stats.n_queries),
                   "ties": np.bincount(stats.group_query[tied], minlength=stats.n_queries)}
-        for col, m in self.objects.items():
-            # queries of the ranked lists that change (the empty ones never do)
-            changed = _changed(expected, col).reindex(lists.labels).to_numpy(dtype=bool)
-            counts[col] = _tied_in_scope(stats, m, changed) if changed.any() else np.zeros(stats.n_queries)
+        n = stats.n_queries   # the ranked queries come first in ``expected`` (then the empty runs, which never change)
+        for col, m in self.opts.measures.items():
+            changed = _moves(expected.columns[f"{col}_lower"][:n], expected.columns[f"{col}_upper"][:n])
+            counts[col] = _tied_in_scope(stats, m, changed) if changed.any() else np.zeros(n)
         self.counts.append(pd.DataFrame(counts, index=pd.Index(lists.labels)).astype(np.int64))
 
     def report(self, name: str, parsed: dict, expected: Any) -> TieReport:
         """The report from the merged expected Results and the kept parts."""
-        from .results import aggregate
-
-        trec = _last(self.trec, list(self.objects))
-        counts = _last(self.counts, ["retrieved", "tied", "ties", *self.objects]).sum()
+        objects = self.opts.measures
+        trec = _last(self.trec, list(objects))
+        counts = _last(self.counts, ["retrieved", "tied", "ties", *objects]).sum()
         n_retrieved = int(counts["retrieved"])
         # queries in no block (judged, not retrieved, missing='zero'): no ties, so trec_eval's value is theirs
-        trec = trec.reindex(expected.per_query.index).fillna(expected.per_query[list(self.objects)])
-        trec_means = aggregate(trec, self.objects)
+        trec = trec.reindex(expected.per_query.index).fillna(expected.per_query[list(objects)])
+        trec_means = aggregate(trec, objects)
         rows, sums = {}, set()
         for label, m in parsed.items():
             col = str(m)
-            if m.family.aggregate == "sum":
+            if m.aggregate == "sum":
                 sums.add(label)
             rows[label] = {"expected": expected.mean[col], "min": expected.mean_lower[col],
                            "max": expected.mean_upper[col], "trec_eval": trec_means[col],
@@ -330,22 +307,23 @@ def _last(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     return out[~out.index.duplicated(keep="last")]
 
 
-def _changed(expected: Any, col: str) -> pd.Series:
-    """Per query: does the order of its ties move measure ``col`` (its maximum above its minimum)?"""
-    lo = expected.lower[col].to_numpy(dtype=np.float64)
-    hi = expected.upper[col].to_numpy(dtype=np.float64)
-    scale = 1.0 + np.maximum(np.abs(lo), np.abs(hi))
-    return pd.Series((hi - lo) > 1e-12 * scale, index=expected.per_query.index)
+def _moves(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Per query: does the order of its ties move the measure (its maximum above its minimum)?"""
+    lo, hi = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    return (hi - lo) > 1e-12 * (1.0 + np.maximum(np.abs(lo), np.abs(hi)))
 
 
-def _tied_in_scope(stats: Any, m: Any, changed: np.ndarray) -> np.ndarray:
+def _changed(expected: Results, col: str) -> pd.Series:
+    """Per query of ``expected``: does the order of its ties move measure ``col``?"""
+    return pd.Series(_moves(expected.lower[col], expected.upper[col]), index=expected.per_query.index)
+
+
+def _tied_in_scope(stats: TieStats, m: Measure, changed: np.ndarray) -> np.ndarray:
     """Per query: documents in ties that can change ``m`` (see :func:`tie_report`), if the query changes.
 
     Per tie, vectorised: a tie counts when it has 2+ items, its query changes, the measure's preference
     tells some of its items apart, and it lies in the measure's declared ``tie_scope``.
     """
-    from .evaluation import preference_of
-
     size, first, query = stats.group_size, stats.group_first, stats.group_query
     ptr, grades = stats.group_grades(np.arange(stats.n_groups))
     key = np.asarray(preference_of(m)[1](grades)[0], dtype=np.float64)
@@ -354,7 +332,7 @@ def _tied_in_scope(stats: Any, m: Any, changed: np.ndarray) -> np.ndarray:
     if len(key):
         mixed = np.maximum.reduceat(key, starts) > np.minimum.reduceat(key, starts)
     end = first + size
-    scope = m.family.tie_scope
+    scope = m.tie_scope
     if scope == "set_R":
         depth = stats.judged.count_at_least(m["rel"])[query]
     else:

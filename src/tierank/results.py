@@ -9,9 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .data.exact_sum import finish_aggregate, partial_aggregate
 from .measures import Measure
+from .plot import plot_results
 
-__all__ = ["Results"]
+__all__ = ["Results", "CodeResults"]
 
 # trec_eval's floor of each value in a geometric mean (MIN_GEO_MEAN): one query at 0 would make it 0
 GM_FLOOR = 1e-5
@@ -21,14 +23,12 @@ def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, fl
     """Per measure: the mean over queries, the sum for counts, or the geometric mean (``aggregate="gm"``:
     trec_eval's gm_map, each value floored at 1e-5); NaN rows are left out.
 
-    Sums are exactly rounded (:mod:`tierank.exact_sum`) and a mean is that sum divided by the count,
+    Sums are exactly rounded (:mod:`tierank.data.exact_sum`) and a mean is that sum divided by the count,
     so the aggregates have the same bits whatever the order of the queries or how they were split
     (blocks, files, Spark or Dask partitions)."""
-    from .exact_sum import finish_aggregate, partial_aggregate
-
     out: dict[str, float | None] = {}
     for text, m in measures.items():
-        kind = m.family.aggregate
+        kind = m.aggregate
         if kind == "none":   # text (RelString): no aggregate
             out[text] = None
             continue
@@ -116,8 +116,6 @@ class Results:
         >>> res.plot("RR", ax=Figure().add_subplot()).get_ylabel()
         'RR'
         """
-        from .plot import plot_results
-
         return plot_results(self, measure, ax=ax, **kwargs)
 
     def __eq__(self, other: object) -> bool:
@@ -137,3 +135,34 @@ class Results:
     def __repr__(self) -> str:
         n = len(self.per_query)
         return f"Results({n} queries, ties={self.ties!r})\n{self.summary().to_string(float_format='%.4f')}"
+
+
+@dataclass(repr=False, eq=False)   # Results.__eq__ compares the frames
+class CodeResults(Results):
+    """:class:`tierank.Results` of :func:`tierank.evaluate_codes`, with the averaging over queries it used.
+
+    ``per_query`` (and ``lower`` / ``upper``) always hold one row per query. ``mean`` is, per measure:
+    with ``average="micro"`` the mean over queries; with ``average="macro"`` the mean over query classes
+    of the mean over the queries of each class. NaN values (``P(radius=r, empty='skip')`` with nothing
+    within r) are left out of both. The counts (NumQ, NumRel, ...) are summed either way.
+    """
+
+    average: str = "micro"
+    query_class: np.ndarray | None = field(default=None, repr=False)
+
+    def _aggregate(self, frame: pd.DataFrame) -> dict[str, float | None]:
+        out = aggregate(frame, self.measures)
+        if self.average != "macro" or self.query_class is None:
+            return out
+        n_cls = int(self.query_class.max(initial=-1)) + 1
+        for text, m in self.measures.items():
+            if m.aggregate == "sum":
+                continue
+            col = frame[text].to_numpy(dtype=np.float64)
+            ok = ~np.isnan(col)
+            cls = self.query_class[ok]
+            sums = np.bincount(cls, weights=col[ok], minlength=n_cls)
+            counts = np.bincount(cls, minlength=n_cls)
+            have = counts > 0
+            out[text] = float((sums[have] / counts[have]).mean()) if have.any() else float("nan")
+        return out

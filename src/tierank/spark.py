@@ -5,12 +5,13 @@ The run and the qrels become one table, shuffled once on the query id (``reparti
 and ``mapInArrow`` evaluates many whole queries per Python call (blocks of about ``rows_per_call``
 rows, cut at query boundaries) with the local code, so the per-query values are those of
 :func:`tierank.evaluate` bit for bit. The means are merged on the driver from exact partial sums of
-each partition (:mod:`tierank.exact_sum`): the same bits whatever the partitioning. See docs/scale.md.
+each partition (:mod:`tierank.data.exact_sum`): the same bits whatever the partitioning. See docs/scale.md.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -18,7 +19,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _engines as E
+from .comparison import compare_collected
+from .engine import partitioned as E
+from .engine.options import Options
 from .errors import InputError, install_hint
 
 __all__ = ["evaluate", "compare"]
@@ -66,7 +69,7 @@ def _global(offsets: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return offsets[pos >> E.POS_BITS] + (pos & ((1 << E.POS_BITS) - 1))
 
 
-def _frames(table: pa.Table, opts: E.Options) -> tuple:
+def _frames(table: pa.Table, opts: Options) -> tuple:
     """The run and qrels rows of a block of whole queries, each in input order, with their positions."""
     coded = table.column("pos").to_numpy()
     qrels_side = coded < 0
@@ -83,7 +86,7 @@ def _frames(table: pa.Table, opts: E.Options) -> tuple:
     return tuple(out)
 
 
-def _evaluator(opts: E.Options, schema: pa.Schema, rows_per_call: int, offsets: np.ndarray | None) -> Any:
+def _evaluator(opts: Options, schema: pa.Schema, rows_per_call: int, offsets: np.ndarray | None) -> Any:
     """The function given to mapInArrow: blocks of whole queries from the sorted partition."""
     global_rows = None if offsets is None else (lambda pos: _global(offsets, pos))
 
@@ -114,15 +117,15 @@ def _evaluator(opts: E.Options, schema: pa.Schema, rows_per_call: int, offsets: 
     return run_partition
 
 
-def _schema(opts: E.Options, integer_ids: bool) -> pa.Schema:
+def _schema(opts: Options, integer_ids: bool) -> pa.Schema:
     fields = [pa.field("query_id", pa.int64() if integer_ids else pa.string()), pa.field("status", pa.int8())]
     for i, col in enumerate(opts.columns()):
-        text = opts.measures[E._measure_of(col, opts)].family.text
+        text = opts.measures[E.measure_of(col, opts)].is_text
         fields.append(pa.field(f"v{i}", pa.string() if text else pa.float64()))
     return pa.schema(fields)
 
 
-def _partials(opts: E.Options) -> Any:
+def _partials(opts: Options) -> Any:
     def run_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         tables = list(batches)
         frame = pa.Table.from_batches(tables).to_pandas() if tables else None
@@ -207,7 +210,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
         res.collect()             # tierank.Results, == tierank.evaluate on the same rows
     """
     DataFrame, F, T = _pyspark()
-    opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
+    opts = Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
                              no_relevant=no_relevant, trec_eval_version=trec_eval_version,
                              judged_only=judged_only, max_docs=max_docs, tie_cost_budget=tie_cost_budget)
     for obj, kind in ((run, "run"), (qrels, "qrels")):
@@ -215,7 +218,7 @@ def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str =
             raise InputError(f"the {kind} must be a Spark DataFrame, not {type(obj).__name__} "
                              "(tierank.evaluate takes pandas DataFrames)")
     names = (E.find_columns(run.columns, "run"), E.find_columns(qrels.columns, "qrels"))
-    opts = E.replace(opts, names=names)
+    opts = replace(opts, names=names)
     if not _plain_schema(run, qrels, names, T):   # a type problem: the local error, from the first rows
         E.check_samples(_sample(run, names[0], F), _sample(qrels, names[1], F), names)
     values = _value_names(run, qrels, names)
@@ -267,5 +270,5 @@ def compare(qrels: Any, runs: Mapping[str, Any], measures: str | Iterable[str], 
 
     ``options``: ``ties``, ``missing``, ``no_relevant``, ... as for :func:`evaluate`.
     """
-    return E.compare_collected(evaluate, qrels, runs, measures, test=test, alpha=alpha, correction=correction,
+    return compare_collected(evaluate, qrels, runs, measures, test=test, alpha=alpha, correction=correction,
                                n_resamples=n_resamples, seed=seed, **options)

@@ -15,10 +15,23 @@ array([[1, 0, 1, 1],
        [0, 0, 1, 1]], dtype=uint8)
 """
 
+from typing import Any
+
 from .codes import pack_codes, unpack_codes
 from .distance import distance_blocks, hamming_distances
-from .evaluate import CodeResults, evaluate_codes
 from .histogram import block_histogram
 
 __all__ = ["evaluate_codes", "CodeResults", "pack_codes", "unpack_codes", "hamming_distances",
            "distance_blocks", "block_histogram"]
+
+
+def __getattr__(name: str) -> Any:
+    """``evaluate_codes`` and ``CodeResults`` live above this package (in :mod:`tierank.api` and
+    :mod:`tierank.results`), which builds on it: they load when first asked for (PEP 562), as in
+    :mod:`tierank`."""
+    if name in ("evaluate_codes", "CodeResults"):
+        import importlib
+
+        module = importlib.import_module("tierank.api" if name == "evaluate_codes" else "tierank.results")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -496,7 +496,7 @@ class _Segment:
 
 
 def parquet_source(path: Any, block_rows: int, progress: bool | None) -> Any:
-    """What :func:`tierank.io.stream.evaluate_file` needs to stream a Parquet run."""
+    """What :func:`tierank.engine.streamed.evaluate_file` needs to stream a Parquet run."""
     import pyarrow.parquet as pq
     from .stream import _MAX_BUCKETS, _Source
 

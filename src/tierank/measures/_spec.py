@@ -164,7 +164,7 @@ class MeasureFamily:
         into ``groups``) that need such work and an estimate of each one's operations (float64, an exact
         integer below 2**53, never wrapped: see ``measures._common.exact_products``). The
         evaluation sums it per query and raises an InputError before any kernel runs when a query's sum
-        exceeds the budget (``tie_cost_budget``, ``tierank.evaluation.check_tie_costs``). None: linear
+        exceeds the budget (``tie_cost_budget``, ``tierank.engine.core.check_tie_costs``). None: linear
         in every tie, nothing to check.
     """
 
@@ -295,6 +295,41 @@ class Measure:
 
     def __getitem__(self, key: str) -> Any:
         return dict(self.items)[key]
+
+    @property
+    def is_text(self) -> bool:
+        """Whether the measure gives a string per query (RelString), not a number."""
+        return bool(self.family.text)
+
+    @property
+    def tie_scope(self) -> str:
+        """Where a tie can change the measure (see :func:`tierank.tie_report`)."""
+        return self.family.tie_scope
+
+    @property
+    def aggregate(self) -> str:
+        """How the values of queries aggregate: "mean", "sum", "gm" or "none" (text)."""
+        return self.family.aggregate
+
+    def as_trec9(self) -> "Measure":
+        """The measure as trec_eval 9.x computes it (recall levels to counts by floor(x R + 0.9))."""
+        if "rounding" in self.family.params and self["rounding"] == "trec10":
+            return self.replace(rounding="trec9")
+        return self
+
+    def empty_values(self, judged: Any) -> Any:
+        """Values of queries scored with an empty run (``missing="zero"``), before the no_relevant policy;
+        ``judged``: their judged grades (:class:`tierank.ties.groups.Judged`)."""
+        import numpy as np
+
+        n = judged.n_queries
+        if self.family.text:
+            return np.full(n, "", dtype=object)
+        if self.family.empty == "one":
+            return np.ones(n)
+        if self.family.empty == "R":
+            return judged.count_at_least(self["rel"]).astype(np.float64)
+        return np.zeros(n)
 
     def replace(self, **params: Any) -> "Measure":
         """A copy with some parameters changed (checked like parsed ones); unknown ones raise InputError.

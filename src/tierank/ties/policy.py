@@ -268,7 +268,7 @@ class TieOrderings:
 
     def for_mode(self, mode: str, preference: Preference) -> TieStats:
         """The statistics under a tie mode; ``preference`` serves the optimistic and pessimistic ones.
-        ``lower`` / ``upper`` are no ordering (:func:`tierank.evaluation.evaluate_stats` computes them)."""
+        ``lower`` / ``upper`` are no ordering (:func:`tierank.engine.core.evaluate_stats` computes them)."""
         if mode in BOUND_MODES:
             raise ValueError(f"ties={mode!r} is an extreme over all orderings, not one ordering")
         if mode == "expected":

@@ -1,57 +1,183 @@
-"""Apply a tie mode to every measure: the loop above :mod:`tierank.ties` (orderings of tied items,
-which knows no measure) and :mod:`tierank.measures` (kernels, which know no tie mode).
+"""The one evaluation core: prepare -> evaluate -> assemble, used by every entry point.
+
+* **prepare**: a run and its judgments (any input :func:`tierank.io.frames.to_columns` reads) joined into
+  ranked lists (:func:`tierank.data.join.join_run_qrels`), ``-M`` / ``-J`` applied
+  (:func:`prepare_lists`);
+* **evaluate**: the tie mode applied to every measure (:func:`evaluate_stats`: the loop above
+  :mod:`tierank.ties`, which knows no measure, and :mod:`tierank.measures`, whose kernels know no tie
+  mode), the queries scored as empty runs added (:func:`evaluate_lists`);
+* **assemble**: the values of a batch of queries (:class:`QueryValues`) as sorted
+  :class:`~tierank.Results` (:func:`to_results`).
 
 For each measure the kernel runs on the tie statistics of the chosen mode (``expected``: ties kept
 whole; a fixed mode: ties split into singletons in that mode's order); with bounds, and for
 ``ties="lower"`` / ``"upper"``, also on the measure's best and worst orderings (its ``preference`` first
-/ last inside every tie, or the family's ``exact_bounds`` where those are not the extremes).
+/ last inside every tie, or the family's ``exact_bounds`` where those are not the extremes). The blocks
+of :mod:`tierank.engine.blocked` and the partitions of :mod:`tierank.engine.partitioned` call the same
+functions on their part of the queries. The path of one call: docs/architecture.md.
 """
 
 from __future__ import annotations
 
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
-from numbers import Integral, Real
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ._threads import background
-from .data.ranked import RankedLists
-from .errors import InputError, param_text
-from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
-from .measures._spec import Measure, QueryError
-from .ties.groups import TieStats
-from .ties.policy import BOUND_MODES, Preference, TieOrderings, check_mode
+from .._threads import background
+from ..data.columns import Columns
+from ..data.join import join_run_qrels, sorted_label_order
+from ..data.ranked import RankedLists
+from ..errors import InputError, param_text
+from ..io.frames import to_columns
+from ..measures._no_relevant import apply_no_relevant, has_relevant
+from ..measures._spec import Measure, QueryError
+from ..results import Results
+from ..ties.groups import Judged, TieStats
+from ..ties.policy import BOUND_MODES, Preference, TieOrderings
+from ..ties.restrict import restrict
+from .options import Options
 
-__all__ = ["evaluate_stats", "evaluate_lists", "preference_of", "check_tie_cost_budget", "check_tie_costs",
-           "DEFAULT_TIE_COST_BUDGET"]
+__all__ = ["PreparedLists", "QueryValues", "prepare_lists", "evaluate_lists", "evaluate_stats", "to_results",
+           "check_tie_costs", "preference_of"]
 
 Values = dict[Measure, np.ndarray]
 
-#: operations one query's exact tie-aware work may take for one measure whose work is more than linear in
-#: a tie's size (IPrec and IPrecAvg, ERR, infAP, G; see each family's ``cost``): about 10 seconds on one
-#: core of 2026 (an operation is a few nanoseconds) and well under 1 GB. ``tie_cost_budget=`` (Python) and
-#: ``--tie-cost-budget`` (command line) raise it
-DEFAULT_TIE_COST_BUDGET = 2_000_000_000
+
+# ------------------------------------------------------------------------------------------ prepare
 
 
-def check_tie_cost_budget(budget: Any) -> int:
-    """The budget of :func:`check_tie_costs`, checked: None gives :data:`DEFAULT_TIE_COST_BUDGET`; else a
-    positive whole number (an int, or a float such as ``1e10``).
+@dataclass
+class PreparedLists:
+    """A run joined with its judgments, ``-M``/``-J`` applied: the ranked lists of the queries with
+    documents, and the judged grades of the queries scored as empty runs."""
 
-    >>> check_tie_cost_budget(None) == DEFAULT_TIE_COST_BUDGET, check_tie_cost_budget(1e10)
-    (True, 10000000000)
+    ranked: RankedLists
+    labels: np.ndarray
+    empty_labels: np.ndarray
+    empty_grades: list
+
+    def restricted(self, opts: Options, judged_only: bool, max_docs: int | None) -> "PreparedLists":
+        """The lists with ``-M max_docs`` then ``-J`` applied (:func:`tierank.ties.restrict.restrict`)."""
+        if not judged_only and max_docs is None:
+            return self
+        kept = restrict(self.ranked, self.labels, judged_only=judged_only, max_docs=max_docs, ties=opts.ties,
+                        bounds=opts.bounds, seed=opts.seed)
+        return PreparedLists(kept.ranked, kept.labels, np.concatenate([self.empty_labels, kept.emptied_labels]),
+                             list(self.empty_grades) + kept.emptied_judged)
+
+
+def prepare_lists(qrels: Any, run: Any, opts: Options, positions: np.ndarray | int | None = None
+                  ) -> PreparedLists:
+    """Read, check and join a run with its judgments into ranked lists, ``-M``/``-J`` applied.
+
+    ``positions``: where each run row stands in the whole run (an array; an int: the first row's, the
+    others following it), for ``ties="input"`` and ``"random"`` on a block or a partition of a run; None:
+    the rows' own order.
     """
-    if budget is None:
-        return DEFAULT_TIE_COST_BUDGET
-    if isinstance(budget, bool) or not isinstance(budget, Real) or not (
-            isinstance(budget, Integral) or (math.isfinite(float(budget)) and float(budget).is_integer())):
-        raise InputError(f"{param_text('tie_cost_budget', budget)}: the budget must be a positive whole number of "
-                         "operations")
-    if budget < 1:
-        raise InputError(f"{param_text('tie_cost_budget', budget)}: the budget must be at least 1")
-    return int(budget)
+    joined = join_run_qrels(to_columns(run, "run"), to_columns(qrels, "qrels"), missing=opts.missing,
+                            scores_as_float32=opts.scores_as_float32, trec_eval_grades=opts.ties == "trec_eval")
+    ranked = joined.ranked
+    if positions is not None:
+        rows = ranked.input_order
+        ranked.input_order = positions[rows] if isinstance(positions, np.ndarray) else rows + int(positions)
+    lists = PreparedLists(ranked, joined.labels, joined.empty_labels, list(joined.empty_judged))
+    return lists.restricted(opts, bool(opts.judged_only), opts.max_docs)
+
+
+# ------------------------------------------------------------------------------------------ evaluate
+
+
+@dataclass
+class QueryValues:
+    """The values of a batch of queries: their ids (any order) and one array per column of
+    :meth:`Options.columns <tierank.engine.options.Options.columns>`, in the order of ``labels``."""
+
+    labels: np.ndarray
+    columns: dict
+
+
+def evaluate_lists(lists: PreparedLists, opts: Options, orderings: TieOrderings | None = None) -> QueryValues:
+    """The values of every query of ``lists``: the ranked ones (measures with ``judged_only=True`` on
+    their judged documents only, trec_eval ``-J`` for those measures), then those scored as empty runs.
+    ``orderings``: the tie orderings of ``lists.ranked``, when the caller has them already."""
+    plain = {t: m for t, m in opts.measures.items() if not m.judged_only}
+    judged = {t: m for t, m in opts.measures.items() if m.judged_only}
+    parts = [_values(lists, replace(opts, measures=plain), orderings)] if plain else []
+    if judged:   # on the judged documents only: the same queries, maybe in another order
+        parts.append(_values(lists.restricted(opts, True, None), replace(opts, measures=judged)))
+    labels, columns = parts[0].labels, dict(parts[0].columns)
+    for part in parts[1:]:
+        at = _positions(part.labels, labels)
+        columns.update({col: a[at] for col, a in part.columns.items()})
+    return QueryValues(labels, {col: columns[col] for col in opts.columns()})
+
+
+def _positions(labels: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Where each of ``wanted`` stands in ``labels`` (the same ids, maybe in another order)."""
+    if len(labels) == len(wanted) and (labels == wanted).all():
+        return np.arange(len(labels))
+    order = np.argsort(labels, kind="stable")
+    at = order[np.searchsorted(labels, wanted, sorter=order)]
+    if len(labels) != len(wanted) or not (labels[at] == wanted).all():
+        raise RuntimeError("the judged-only measures were computed on other queries (a bug: please report it)")
+    return at
+
+
+def _values(lists: PreparedLists, opts: Options, orderings: TieOrderings | None = None) -> QueryValues:
+    """The values of ``opts.measures`` on ``lists``: ranked queries then those scored as empty runs."""
+    values: Values = {}
+    lower: Values = {}
+    upper: Values = {}
+    if lists.ranked.n_queries:
+        if orderings is None:
+            orderings = TieOrderings.from_ranked(lists.ranked, opts.seed)
+        values, lower, upper = evaluate_stats(orderings, opts, labels=lists.labels)
+    empty_judged = _judged(lists.empty_grades)
+    columns = {}
+    for text, m in opts.measures.items():
+        empty = m.empty_values(empty_judged)
+        if not m.family.text:
+            empty = apply_no_relevant(m, empty, has_relevant(m, empty_judged), opts.no_relevant,
+                                      lists.empty_labels)
+        columns[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
+        if opts.bounds:
+            columns[f"{text}_lower"] = np.concatenate([lower.get(m, np.zeros(0)), empty])
+            columns[f"{text}_upper"] = np.concatenate([upper.get(m, np.zeros(0)), empty])
+    labels = lists.labels
+    all_labels = np.concatenate([labels, lists.empty_labels]) if len(lists.empty_labels) else labels
+    return QueryValues(all_labels, columns)
+
+
+def _judged(grades: list[np.ndarray]) -> Judged:
+    """The judged grades of the queries scored as empty runs, as one :class:`Judged`."""
+    ptr = np.zeros(len(grades) + 1, dtype=np.int64)
+    np.cumsum([len(g) for g in grades], out=ptr[1:])
+    flat = np.concatenate(grades).astype(np.float64) if grades else np.zeros(0)
+    return Judged.from_csr(ptr, flat)
+
+
+# ------------------------------------------------------------------------------------------ assemble
+
+
+def to_results(values: QueryValues, opts: Options, index: Any = None) -> Results:
+    """:class:`~tierank.Results` of a batch of queries, sorted by query id (``index``: the sorted ids as
+    a pandas Index, when the caller has made it; default ``values.labels`` sorted, named ``query_id``)."""
+    import pandas as pd
+
+    order = sorted_label_order(values.labels)
+    if index is None:
+        index = pd.Index(values.labels, name="query_id")[order]
+
+    def frame(suffix: str) -> pd.DataFrame:
+        return pd.DataFrame({t: values.columns[t + suffix][order] for t in opts.measures}, index=index)
+    return Results(per_query=frame(""), lower=frame("_lower") if opts.bounds else None,
+                   upper=frame("_upper") if opts.bounds else None, ties=opts.ties, measures=opts.measures)
+
+
+# ------------------------------------------------------------------------------- tie modes on measures
 
 
 def _round_up(x: float) -> float | int:
@@ -107,34 +233,31 @@ def preference_of(m: Measure) -> Preference:
     return key, lambda grades: pref(m, grades)
 
 
-def evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, labels: Any = None, what: str = "query", no_relevant: str = "zero",
-                   tie_cost_budget: float | None = None) -> tuple[Values, Values, Values]:
-    """Run every measure on every query; return (values, lower, upper) per measure.
+def evaluate_stats(orderings: TieOrderings, opts: Options, labels: Any = None,
+                   what: str = "query") -> tuple[Values, Values, Values]:
+    """Run every measure of ``opts`` on every query; return (values, lower, upper) per measure.
 
     ``labels[i]`` names query i (``what`` says what it is: query, row) in the InputError raised for bad
     query data (a grade above ERR's ``max_grade``, a DCG beyond float64) and for ``no_relevant="error"``.
-    ``no_relevant`` is applied to values, lower and upper
-    (:func:`tierank.measures._no_relevant.apply_no_relevant`). ``tie_cost_budget``: operations per query
-    and measure of exact work beyond linear in the ties (:func:`check_tie_costs`; None: the default).
+    The ``no_relevant`` policy is applied to values, lower and upper
+    (:func:`tierank.measures._no_relevant.apply_no_relevant`); costly ties are refused up front
+    (:func:`check_tie_costs`).
     """
-    check_mode(ties)
-    check_no_relevant(no_relevant)
-    budget = check_tie_cost_budget(tie_cost_budget)
     try:
-        values, lower, upper = _evaluate_stats(orderings, measures, ties, bounds, budget)
+        values, lower, upper = _evaluate_stats(orderings, opts.distinct, opts.ties, opts.bounds,
+                                               opts.tie_cost_budget)
     except QueryError as err:
         label = err.query if labels is None else labels[err.query]
         label = label.item() if isinstance(label, np.generic) else label
         raise InputError(f"{err} ({what} {label!r})", query=label) from None
-    if no_relevant != "zero":
+    if opts.no_relevant != "zero":
         judged = orderings.expected.judged
         for m in (m for m in values if not m.family.text):
             has = has_relevant(m, judged)
-            values[m] = apply_no_relevant(m, values[m], has, no_relevant, labels, what)
-            if bounds:
-                lower[m] = apply_no_relevant(m, lower[m], has, no_relevant, labels, what)
-                upper[m] = apply_no_relevant(m, upper[m], has, no_relevant, labels, what)
+            values[m] = apply_no_relevant(m, values[m], has, opts.no_relevant, labels, what)
+            if opts.bounds:
+                lower[m] = apply_no_relevant(m, lower[m], has, opts.no_relevant, labels, what)
+                upper[m] = apply_no_relevant(m, upper[m], has, opts.no_relevant, labels, what)
     return values, lower, upper
 
 
@@ -287,12 +410,4 @@ def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
         v = np.where(over, hi, np.where(under, lo, v))
     return v
 
-
-def evaluate_lists(ranked: RankedLists, measures: list[Measure], ties: str = "expected",
-                   bounds: bool = False, seed: int = 0, labels: Any = None, what: str = "query",
-                   no_relevant: str = "zero", tie_cost_budget: float | None = None) -> tuple[Values, Values, Values]:
-    """:func:`evaluate_stats` on sorted ranked lists (every query non-empty)."""
-    check_mode(ties)
-    return evaluate_stats(TieOrderings.from_ranked(ranked, seed), measures, ties, bounds, labels, what,
-                          no_relevant, tie_cost_budget)
 

@@ -1,8 +1,11 @@
-"""Dense matrices in blocks of rows: bounded memory whatever the number of queries, and a top-k fast path.
+"""The one block loop: dense matrices and binary codes evaluated a block of rows at a time.
 
-:func:`evaluate_matrix_blocked` is the engine behind :func:`tierank.evaluate_matrix`: it validates and
-evaluates a block of rows at a time (rows are independent queries, so the values do not depend on the
-block size), and concatenates the per-row values.
+:func:`evaluate_matrix_blocked` (behind :func:`tierank.evaluate_matrix`) and :func:`evaluate_codes_blocked`
+(behind :func:`tierank.evaluate_codes`) turn each block of rows into tie statistics (a sort, or counting
+when the keys are small integers) and hand them to :func:`evaluate_blocks`, which evaluates them with the
+core (:func:`tierank.engine.core.evaluate_stats`) and concatenates the per-row values. Rows are independent
+queries, so the values do not depend on the block size, and memory is bounded whatever the number of rows.
+Run files are evaluated in blocks of whole queries by :mod:`tierank.engine.streamed`.
 
 Top-k fast path
 ---------------
@@ -39,24 +42,25 @@ from __future__ import annotations
 import warnings
 from decimal import Decimal
 from numbers import Real
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
-import pandas as pd
 
-from .data.numbers import exact_float64, inexact_problem
-from .data.ranked import RankedLists
-from .errors import InputError, TierankWarning
-from .measures import Measure
-from .measures._no_relevant import check_no_relevant
-from .results import Results
-from .ties.groups import TieStats
-from .evaluation import check_tie_cost_budget, evaluate_lists, evaluate_stats
-from .ties.policy import BOUND_MODES, FIXED_ORDER_MODES, ORDER_FREE_MODES, TieOrderings, check_mode
+from .._progress import ProgressBar
+from ..data.numbers import exact_float64, inexact_problem
+from ..data.ranked import RankedLists
+from ..errors import InputError, TierankWarning
+from ..hashing.distance import block_distances
+from ..hashing.histogram import apply_threshold, block_histogram, histogram_stats
+from ..measures import Measure
+from ..results import CodeResults, Results
+from ..ties.groups import TieStats
+from ..ties.policy import BOUND_MODES, FIXED_ORDER_MODES, ORDER_FREE_MODES, TieOrderings
+from .core import QueryValues, evaluate_stats
+from .options import Options
 
-
-__all__ = ["evaluate_matrix_blocked", "rank_rows", "run_rows", "topk_plan", "block_rows", "DEFAULT_MEMORY",
-           "check_trec_eval_version", "TREC_EVAL_VERSIONS"]
+__all__ = ["evaluate_matrix_blocked", "evaluate_codes_blocked", "evaluate_blocks", "rank_rows", "topk_plan",
+           "block_rows", "DEFAULT_MEMORY"]
 
 #: working memory of one block, in bytes (the block size is derived from it)
 DEFAULT_MEMORY = 512 << 20
@@ -75,26 +79,6 @@ _INT64_MIN = -(2 ** 63)
 _FLOAT32_EXACT_INT = 2 ** 24
 #: integers float64 holds exactly
 _FLOAT64_EXACT_INT = 2 ** 53
-
-#: accepted values of ``trec_eval_version``
-TREC_EVAL_VERSIONS = (9, 10)
-
-
-def check_trec_eval_version(version: object) -> int:
-    """Return ``version`` (9 or 10) as an int, else raise InputError.
-
-    trec_eval 10.0 reads run scores as C doubles; 9.x (embedded in pytrec_eval, ir-measures, PyTerrier)
-    stores them as C floats, so scores equal in float32 tie there.
-
-    >>> check_trec_eval_version(9)
-    9
-    """
-    if isinstance(version, bool) or not isinstance(version, (int, np.integer)) \
-            or int(version) not in TREC_EVAL_VERSIONS:
-        raise InputError(f"trec_eval_version={version!r}: use 10 (run scores read as doubles, the default) "
-                         "or 9 (scores stored as floats, as pytrec_eval / ir-measures / PyTerrier do)")
-    return int(version)
-
 
 # -- planning ---------------------------------------------------------------------------------------
 
@@ -144,6 +128,8 @@ def _as_numeric(x: Any, name: str) -> np.ndarray:
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array") from None
     if arr.dtype == object:
+        import pandas as pd
+
         flat = arr.ravel()
         inferred = pd.api.types.infer_dtype(flat, skipna=False)
         if inferred in ("integer", "boolean", "empty"):
@@ -371,22 +357,39 @@ def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, ro
     return ranked, rows[keep_rows]
 
 
-def run_rows(ranked: RankedLists, labels: np.ndarray, measures: list[Measure], *, ties: str, bounds: bool,
-             seed: int, what: str = "row", no_relevant: str = "zero",
-             tie_cost_budget: float | None = None) -> tuple[dict, dict, dict]:
-    """Evaluate ranked lists from :func:`rank_rows`."""
-    return evaluate_lists(ranked, measures, ties=ties, bounds=bounds, seed=seed, labels=labels, what=what,
-                          no_relevant=no_relevant, tie_cost_budget=tie_cost_budget)
+def evaluate_blocks(blocks: Iterable[tuple[TieOrderings, np.ndarray]], opts: Options, what: str) -> QueryValues:
+    """The values of blocks of rows: each block's tie orderings and the global numbers of its rows
+    (``what`` names a row in errors: "row", "query"), evaluated one after the other and concatenated."""
+    labels: list[np.ndarray] = []
+    columns: dict[str, list[np.ndarray]] = {col: [] for col in opts.columns()}
+    for orderings, rows in blocks:
+        values, lower, upper = evaluate_stats(orderings, opts, labels=rows, what=what)
+        labels.append(rows)
+        for text, m in opts.measures.items():
+            columns[text].append(values[m])
+            if opts.bounds:
+                columns[f"{text}_lower"].append(lower[m])
+                columns[f"{text}_upper"].append(upper[m])
+    if not labels:
+        return QueryValues(np.zeros(0, dtype=np.int64), {col: np.zeros(0) for col in columns})
+    return QueryValues(np.concatenate(labels), {col: np.concatenate(parts) for col, parts in columns.items()})
+
+
+def _frames(values: QueryValues, opts: Options, index: Any) -> dict:
+    """The per_query, lower and upper frames of :class:`~tierank.Results` (rows in block order)."""
+    import pandas as pd
+
+    def frame(suffix: str) -> pd.DataFrame:
+        return pd.DataFrame({t: values.columns[t + suffix] for t in opts.measures}, index=index)
+    return {"per_query": frame(""), "lower": frame("_lower") if opts.bounds else None,
+            "upper": frame("_upper") if opts.bounds else None, "ties": opts.ties, "measures": opts.measures}
 
 
 # -- the whole matrix ---------------------------------------------------------------------------------
 
-def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Measure], keyname: str = "scores",
-                            lower_is_better: bool = False, ties: str = "expected", bounds: bool = False,
-                            mask: Any = None, seed: int = 0, block_size: int | None = None,
-                            memory: int = DEFAULT_MEMORY, topk: bool | None = None,
-                            trec_eval_version: int = 10, no_relevant: str = "zero",
-                            tie_cost_budget: float | None = None) -> Results:
+def evaluate_matrix_blocked(relevance: Any, keys: Any, opts: Options, *, keyname: str = "scores",
+                            lower_is_better: bool = False, mask: Any = None, block_size: int | None = None,
+                            memory: int = DEFAULT_MEMORY, topk: bool | None = None) -> Results:
     """Evaluate a dense matrix block of rows by block of rows (see :func:`tierank.evaluate_matrix`).
 
     Parameters
@@ -396,8 +399,9 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
     keys : array-like, same shape
         Scores (higher is better) or, with ``lower_is_better=True``, distances; float32, float64 or
         integer (kept in their dtype, converted one block at a time; integers stay exact).
-    measures : dict of str to Measure
-        As written by the user -> parsed measure.
+    opts : Options
+        The checked options (with ``trec_eval_version=9`` the keys are rounded to float32 first, block by
+        block).
     keyname : str
         Name of ``keys`` in error messages (``"scores"`` / ``"distances"``).
     block_size : int, optional
@@ -406,13 +410,6 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
     topk : bool, optional
         Force (True) or forbid (False) the top-k fast path; default: used whenever every measure allows
         it and ``kmax`` is below the number of columns.
-    trec_eval_version : {10, 9}, default=10
-        9: keys rounded to float32 first, block by block (see :func:`tierank.evaluate_matrix`).
-    no_relevant : {"zero", "skip", "one", "error"}, default="zero"
-        Rows without a relevant item (see :func:`tierank.evaluate_matrix`).
-    tie_cost_budget : int, optional
-        Operations per row for measures whose exact work is more than linear in a tie (see
-        :func:`tierank.evaluate_matrix`).
 
     Returns
     -------
@@ -422,19 +419,17 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
     Examples
     --------
     >>> import numpy as np
-    >>> from tierank import parse_measure
-    >>> from tierank.blocks import evaluate_matrix_blocked
+    >>> from tierank.engine.blocked import evaluate_matrix_blocked
+    >>> from tierank.engine.options import Options
     >>> rel = np.array([[1, 0, 1, 0], [0, 1, 0, 0]])
     >>> dist = np.array([[0, 1, 1, 3], [2, 2, 2, 0]], dtype=np.uint8)
-    >>> res = evaluate_matrix_blocked(rel, dist, measures={"P@2": parse_measure("P@2")},
-    ...                               keyname="distances", lower_is_better=True, block_size=1)
+    >>> res = evaluate_matrix_blocked(rel, dist, Options.checked(["P@2"]), keyname="distances",
+    ...                               lower_is_better=True, block_size=1)
     >>> res.per_query["P@2"].tolist()
     [0.75, 0.16666666666666666]
     """
-    check_mode(ties)
-    as_float32 = check_trec_eval_version(trec_eval_version) == 9
-    check_no_relevant(no_relevant)
-    tie_cost_budget = check_tie_cost_budget(tie_cost_budget)
+    import pandas as pd
+
     grades = _as_numeric(relevance, "relevance")
     keys_arr = _as_numeric(keys, keyname)
     if keys_arr.shape != grades.shape:
@@ -450,7 +445,7 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
             raise InputError(f"shape mismatch: mask has shape {valid_all.shape}, relevance {grades.shape}")
         if valid_all.dtype != bool:
             raise InputError("mask must be boolean (False marks padding)")
-    mlist = list(dict.fromkeys(measures.values()))
+    mlist = opts.distinct
     plan = topk_plan(mlist)
     n_rows, n_cols = grades.shape
     if topk and plan is None:
@@ -460,55 +455,106 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, *, measures: dict[str, Me
                          f"or the judged grades (NumQ, NumRel); not {', '.join(slow)}")
     if topk is False or (plan is not None and plan[0] >= n_cols and plan[1] is None):
         plan = None
-    step = block_rows(n_cols, topk=plan is not None, ties=ties, bounds=bounds, block_size=block_size,
+    step = block_rows(n_cols, topk=plan is not None, ties=opts.ties, bounds=opts.bounds, block_size=block_size,
                       memory=memory)
-    parts: dict[Measure, list] = {m: [] for m in mlist}
-    lo_parts: dict[Measure, list] = {m: [] for m in mlist}
-    hi_parts: dict[Measure, list] = {m: [] for m in mlist}
-    labels: list[np.ndarray] = []
     n_empty = 0
-    for r0 in range(0, n_rows, step):  # loop over blocks of rows
-        r1 = min(r0 + step, n_rows)
-        v = None if valid_all is None else valid_all[r0:r1]
-        g = np.array(_exact_block(grades[r0:r1], "relevance", v, r0), dtype=np.float64)   # a copy of its own
-        k = keys_arr[r0:r1]
-        if k.dtype.kind == "O" or (k.dtype.kind == "f" and k.dtype.itemsize > 8):
-            k = _exact_block(k, keyname, v, r0)   # before the NaN check of float keys
-        _check_block(g, k, keyname, v, r0)
-        kf = keys_higher_better(k, keyname, lower_is_better, v, r0, as_float32=as_float32)
-        counted = histogram_rows(grades[r0:r1], kf, v) if ties in ORDER_FREE_MODES else None
-        if counted is not None:   # integer keys and grades of small range: count, no sort
-            stats, keep = counted
-            lab = np.arange(r0, r1)[keep]
-            n_empty += (r1 - r0) - len(lab)
-            if not len(lab):
-                continue
-            values, lower, upper = evaluate_stats(TieOrderings(stats), mlist, ties=ties, bounds=bounds,
-                                                  labels=lab, what="row", no_relevant=no_relevant,
-                                                  tie_cost_budget=tie_cost_budget)
-        else:
-            ranked, lab = rank_rows(g, kf, v, r0, n_cols, plan=plan, ties=ties, seed=seed)
-            n_empty += (r1 - r0) - len(lab)
-            if ranked is None:
-                continue
-            del g, kf
-            values, lower, upper = run_rows(ranked, lab, mlist, ties=ties, bounds=bounds, seed=seed,
-                                            no_relevant=no_relevant, tie_cost_budget=tie_cost_budget)
-        labels.append(lab)
-        for m in mlist:
-            parts[m].append(values[m])
-            if bounds:
-                lo_parts[m].append(lower[m])
-                hi_parts[m].append(upper[m])
+
+    def blocks() -> Iterator[tuple[TieOrderings, np.ndarray]]:
+        nonlocal n_empty
+        for r0 in range(0, n_rows, step):  # loop over blocks of rows
+            r1 = min(r0 + step, n_rows)
+            v = None if valid_all is None else valid_all[r0:r1]
+            g = np.array(_exact_block(grades[r0:r1], "relevance", v, r0), dtype=np.float64)   # a copy of its own
+            k = keys_arr[r0:r1]
+            if k.dtype.kind == "O" or (k.dtype.kind == "f" and k.dtype.itemsize > 8):
+                k = _exact_block(k, keyname, v, r0)   # before the NaN check of float keys
+            _check_block(g, k, keyname, v, r0)
+            kf = keys_higher_better(k, keyname, lower_is_better, v, r0, as_float32=opts.scores_as_float32)
+            counted = histogram_rows(grades[r0:r1], kf, v) if opts.ties in ORDER_FREE_MODES else None
+            if counted is not None:   # integer keys and grades of small range: count, no sort
+                stats, keep = counted
+                rows, orderings = np.arange(r0, r1)[keep], TieOrderings(stats)
+            else:
+                ranked, rows = rank_rows(g, kf, v, r0, n_cols, plan=plan, ties=opts.ties, seed=opts.seed)
+                orderings = None if ranked is None else TieOrderings.from_ranked(ranked, opts.seed)
+                del g, kf
+            n_empty += (r1 - r0) - len(rows)
+            if len(rows):
+                yield orderings, rows
+
+    values = evaluate_blocks(blocks(), opts, "row")
     if n_empty:
         warnings.warn(f"{n_empty} row(s) have no unmasked item and are left out", TierankWarning,
                       stacklevel=3)
         if n_empty == n_rows:
             raise InputError("every row is masked out: nothing to evaluate")
-    index = pd.Index(np.concatenate(labels), name="row")
+    return Results(**_frames(values, opts, pd.Index(values.labels, name="row")))
 
-    def frame(source: dict[Measure, list]) -> pd.DataFrame:
-        return pd.DataFrame({t: np.concatenate(source[m]) for t, m in measures.items()}, index=index)
 
-    return Results(per_query=frame(parts), lower=frame(lo_parts) if bounds else None,
-                   upper=frame(hi_parts) if bounds else None, ties=ties, measures=measures)
+# -- binary codes -------------------------------------------------------------------------------------
+
+def _histogram_rows(bits: int, n_levels: int, memory: int) -> int:
+    # counts (int64), the thresholded copy and the tie statistics built from them: ~4 arrays of the size
+    return max(1, memory // max(1, (bits + 1) * n_levels * 8 * 4))
+
+
+def evaluate_codes_blocked(qw: np.ndarray, dw: np.ndarray, nbits: int, grader: Any, opts: Options, *,
+                           average: str = "micro", distance_threshold: float | None = None,
+                           block_size: int | None = None, memory: int = DEFAULT_MEMORY,
+                           progress: bool | None = None) -> CodeResults:
+    """Evaluate packed query codes ``qw`` against packed database codes ``dw`` (see
+    :func:`tierank.evaluate_codes`), a block of queries at a time.
+
+    For ``ties`` in ``expected`` / ``lower`` / ``upper`` / ``optimistic`` / ``pessimistic`` (and every
+    bound) the tie statistics come straight from per-query histograms of (Hamming distance, grade)
+    (:mod:`tierank.hashing.histogram`), no sort. The fixed orders ``input`` (database index), ``trec_eval``
+    (database index descending) and ``random`` need an order of the items: there the distances of a block
+    of queries are sorted as :func:`evaluate_matrix_blocked` sorts them, so both give the same values.
+    ``grader``: the grades of a block of queries (:func:`tierank.hashing.labels.make_grader`).
+    """
+    import pandas as pd
+
+    n_q, n_db = qw.shape[0], dw.shape[0]
+    bar = ProgressBar(progress, n_q, "queries", "query")
+    if opts.ties in FIXED_ORDER_MODES:
+        plan = topk_plan(opts.distinct)
+        if plan is not None and plan[0] >= n_db and plan[1] is None:
+            plan = None
+        step = block_rows(n_db, topk=plan is not None, ties=opts.ties, bounds=opts.bounds, block_size=block_size,
+                          memory=memory)
+
+        def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
+            grades = grader.block(slice(r0, r1)).grades()
+            dist = block_distances(qw[r0:r1], dw, nbits)
+            ranked_grades = grades if distance_threshold is None else np.where(dist > distance_threshold, 0.0, grades)
+            ranked, rows = rank_rows(ranked_grades, -dist.astype(np.float64), None, r0, n_db, plan=plan,
+                                     ties=opts.ties, seed=opts.seed, judged=grades)
+            # every query is ranked against the whole (non-empty) database
+            return TieOrderings.from_ranked(ranked, opts.seed), rows
+        what = "query"
+    else:
+        levels_hint = getattr(grader, "levels", None)
+        step = block_size or _histogram_rows(nbits, len(levels_hint) if levels_hint is not None else 16, memory)
+        if block_size is None and levels_hint is None:
+            # relevance= gives a (block, n_db) float64 grade matrix and its level indices per block
+            step = max(1, min(step, memory // (n_db * 16)))
+
+        def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
+            bg = grader.block(slice(r0, r1))
+            counts = block_histogram(qw[r0:r1], dw, nbits, bg)
+            ranked_counts = apply_threshold(counts, bg.zero, distance_threshold)
+            stats = histogram_stats(ranked_counts, bg.levels,
+                                    judged_counts=counts if ranked_counts is not counts else None)
+            return TieOrderings(stats), np.arange(r0, r1)
+        what = "query"
+
+    def blocks() -> Iterator[tuple[TieOrderings, np.ndarray]]:
+        for r0 in range(0, n_q, step):  # loop over blocks of queries
+            r1 = min(r0 + step, n_q)
+            yield block(r0, r1)
+            bar.update(r1 - r0)
+
+    values = evaluate_blocks(blocks(), opts, what)
+    bar.close()
+    return CodeResults(**_frames(values, opts, pd.RangeIndex(n_q, name="query")), average=average,
+                       query_class=grader.query_class)

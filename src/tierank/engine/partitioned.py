@@ -1,5 +1,7 @@
-"""What :mod:`tierank.spark` and :mod:`tierank.dask` share: the checks on the driver, the evaluation of
-a batch of whole queries on a worker, and the assembly of the results on the driver.
+"""Partial sums and their merge: what :mod:`tierank.spark` and :mod:`tierank.dask` share (the checks on
+the driver, the evaluation of a batch of whole queries on a worker, the assembly of the results on the
+driver), and the statuses and warnings that the streamed evaluation (:mod:`tierank.engine.streamed`)
+shares with them.
 
 The plan, the same on both engines:
 
@@ -9,11 +11,12 @@ The plan, the same on both engines:
 2. Both tables become one table of rows ``(q, d, s, g, side, pos)`` (``side`` 0: run, 1: qrels;
    ``pos``: the row's place in its table, monotone in the input order), shuffled once on ``q`` so that
    every query's run and qrels rows meet in one partition.
-3. On a worker, :func:`evaluate_rows` evaluates many whole queries per call with the local code (the
-   same checks, joins and kernels as :func:`tierank.evaluate`), and returns one row per query: the
+3. On a worker, :func:`evaluate_rows` evaluates many whole queries per call with the core
+   (:mod:`tierank.engine.core`: the same checks, joins and kernels as :func:`tierank.evaluate`), and
+   returns one row per query: the
    query id, its status (evaluated, only in the run, only in the qrels), the values and bounds.
 4. On the driver: the counts of queries left out become the local warnings, the means are merged
-   from exact partial sums per partition (:mod:`tierank.exact_sum`), and ``collect()`` builds the
+   from exact partial sums per partition (:mod:`tierank.data.exact_sum`), and ``collect()`` builds the
    local :class:`~tierank.Results`.
 
 Per-query values do not depend on the partitioning: a query's rows are evaluated together, in input
@@ -26,75 +29,28 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .api import PreparedLists, _as_trec9, _check_seed, judged_part, lists_values, prepare_lists, value_columns
-from .blocks import check_trec_eval_version
-from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
-from .data.join import check_no_repeated_pairs, sorted_label_order
-from .data.restrict import restrict
-from .errors import InputError, TierankWarning, param_text
-from .evaluation import DEFAULT_TIE_COST_BUDGET, check_tie_cost_budget
-from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
-from .io.frames import find_columns as find_table_columns
-from .measures import Measure, parse_measures
-from .measures._no_relevant import check_no_relevant
-from .results import GM_FLOOR, Results
-from .ties.policy import check_mode
+from ..data.columns import Columns, check_same_id_kinds, normalized
+from ..data.exact_sum import ExactSum, finish_aggregate, partial_aggregate
+from ..data.join import check_no_repeated_pairs, sorted_label_order
+from ..errors import InputError, TierankWarning, param_text
+from ..io.frames import find_columns as find_table_columns
+from ..results import GM_FLOOR, Results
+from .core import QueryValues, evaluate_lists, prepare_lists
+from .options import Options
 
-__all__ = ["Options", "evaluate_rows", "EngineInputError", "EngineResults"]
+__all__ = ["evaluate_rows", "EngineInputError", "EngineResults"]
 
 # statuses of a query in the per-query output
 EVALUATED, ONLY_RUN, ONLY_QRELS_SKIPPED, ONLY_QRELS_ZERO = 0, 1, 2, 3
 KEPT = (EVALUATED, ONLY_QRELS_ZERO)
 POS_BITS = 33   # pos = partition number << 33 | row in the partition (Spark's monotonically_increasing_id)
 _MARK = "tierank-input-error:"
-
-
-@dataclass(frozen=True)
-class Options:
-    """The parameters of :func:`tierank.evaluate` that an engine passes on to its workers."""
-
-    measures: dict = field(hash=False)
-    ties: str = "expected"
-    bounds: bool = False
-    missing: str = "skip"
-    seed: int = 0
-    no_relevant: str = "zero"
-    trec_eval_version: int = 10
-    judged_only: bool = False
-    max_docs: int | None = None
-    names: tuple = (("query_id", "doc_id", "score"), ("query_id", "doc_id", "relevance"))
-    tie_cost_budget: int = DEFAULT_TIE_COST_BUDGET
-
-    @classmethod
-    def checked(cls, measures: Any, *, ties: str, bounds: bool, missing: str, seed: Any, no_relevant: str,
-                trec_eval_version: int, judged_only: bool, max_docs: int | None,
-                tie_cost_budget: float | None = None) -> "Options":
-        """The options checked as :func:`tierank.evaluate` checks them (the same errors)."""
-        check_mode(ties)
-        budget = check_tie_cost_budget(tie_cost_budget)
-        seed = _check_seed(seed)
-        as_float32 = check_trec_eval_version(trec_eval_version) == 9
-        check_no_relevant(no_relevant)
-        if missing not in ("skip", "zero"):
-            raise InputError(f"missing={missing!r}: use 'skip' or 'zero'")
-        parsed = parse_measures(measures)
-        if as_float32:
-            parsed = {text: _as_trec9(m) for text, m in parsed.items()}
-        return cls(parsed, ties, bool(bounds), missing, seed, no_relevant, trec_eval_version, bool(judged_only),
-                   max_docs, tie_cost_budget=budget)
-
-    def columns(self) -> list[str]:
-        """The value columns of the per-query output, in order."""
-        out = list(self.measures)
-        if self.bounds:
-            out += [f"{t}_lower" for t in self.measures] + [f"{t}_upper" for t in self.measures]
-        return out
 
 
 def find_columns(columns: list[str], kind: str) -> tuple[str, str, str]:
@@ -196,7 +152,7 @@ def evaluate_rows(run: pd.DataFrame, run_pos: np.ndarray, qrels: pd.DataFrame, q
         pos = run_pos[run_rows]
         if opts.ties == "random" and global_rows is not None:
             pos = global_rows(pos)
-        res = _evaluate(_subset(q, qrels_rows), _subset(r, run_rows), pos, opts)
+        res = evaluate_lists(prepare_lists(_subset(q, qrels_rows), _subset(r, run_rows), opts, pos), opts)
     except InputError as err:
         _reraise(err, side, run_pos if side == "run" else qrels_pos)
     return _with_values(out, res, opts)
@@ -204,67 +160,6 @@ def evaluate_rows(run: pd.DataFrame, run_pos: np.ndarray, qrels: pd.DataFrame, q
 
 def _plain(a: Any) -> np.ndarray:
     return a if isinstance(a, np.ndarray) else a.to_numpy(zero_copy_only=False)
-
-
-@dataclass
-class QueryValues:
-    """The values of one evaluated batch of queries: their ids (any order) and one array per column of
-    :meth:`Options.columns`, in the order of ``labels``."""
-
-    labels: np.ndarray
-    columns: dict
-
-    @classmethod
-    def of_results(cls, res: Results, opts: Options) -> "QueryValues":
-        """The values of a :class:`~tierank.Results` (its bounds when ``opts.bounds``)."""
-        frames = {"": res.per_query, "_lower": res.lower, "_upper": res.upper}
-        columns = {}
-        for col in opts.columns():
-            text = _measure_of(col, opts)
-            frame = frames[col[len(text):]]
-            if frame is None:
-                raise ValueError(f"{col}: the Results have no bounds")
-            columns[col] = frame[text].to_numpy()
-        return cls(res.per_query.index.to_numpy(), columns)
-
-
-def _evaluate(qrels: Columns, run: Columns, positions: np.ndarray | int, opts: Options) -> QueryValues:
-    """:func:`tierank.evaluate` on checked columns, each run row standing at ``positions`` (an array; an
-    int: the position of the first row, the others following it): the values of every evaluated query
-    (not sorted: a batch needs no Results)."""
-    lists = prepare_lists(qrels, run, missing=opts.missing, scores_as_float32=opts.trec_eval_version == 9)
-    rows = lists.ranked.input_order
-    lists.ranked.input_order = positions[rows] if isinstance(positions, np.ndarray) else rows + int(positions)
-    if opts.judged_only or opts.max_docs is not None:   # as prepare_lists does, on the global positions
-        kept = restrict(lists.ranked, lists.labels, judged_only=opts.judged_only, max_docs=opts.max_docs,
-                        ties=opts.ties, bounds=opts.bounds, seed=opts.seed)
-        lists = replace(lists, ranked=kept.ranked, labels=kept.labels,
-                        empty_labels=np.concatenate([lists.empty_labels, kept.emptied_labels]),
-                        empty_grades=list(lists.empty_grades) + kept.emptied_judged)
-    parsed = opts.measures
-    plain = {t: m for t, m in parsed.items() if not m.judged_only}
-    judged = {t: m for t, m in parsed.items() if m.judged_only}
-    parts = [_values(plain, lists, opts)] if plain else []
-    if judged:   # on the judged documents only: the same queries, maybe in another order
-        parts.append(_values(judged, judged_part(lists, opts.ties, opts.bounds, opts.seed), opts))
-    labels, columns = parts[0].labels, dict(parts[0].columns)
-    for part in parts[1:]:
-        at = pd.Index(part.labels).get_indexer(labels)
-        if len(part.labels) != len(labels) or (at < 0).any():
-            raise RuntimeError("the judged-only measures were computed on other queries (a bug: please report it)")
-        columns.update({col: a[at] for col, a in part.columns.items()})
-    return QueryValues(labels, {col: columns[col] for col in opts.columns()})
-
-
-def _values(parsed: dict, lists: PreparedLists, opts: Options) -> QueryValues:
-    """The values of ``parsed`` on ``lists``, with the column names of :meth:`Options.columns`."""
-    values = lists_values(parsed, lists, opts.ties, opts.bounds, opts.seed, opts.no_relevant, opts.tie_cost_budget)
-    labels, cols, lo, hi = value_columns(parsed, lists, *values, no_relevant=opts.no_relevant)
-    columns = dict(cols)
-    if lo is not None and hi is not None:
-        columns.update({f"{t}_lower": a for t, a in lo.items()})
-        columns.update({f"{t}_upper": a for t, a in hi.items()})
-    return QueryValues(labels, columns)
 
 
 def _with_values(out: pd.DataFrame, res: QueryValues | None, opts: Options) -> pd.DataFrame:
@@ -280,7 +175,7 @@ def aligned_values(labels: np.ndarray, res: QueryValues | None, opts: Options) -
     got = at >= 0
     columns = {}
     for col in opts.columns():
-        text = opts.measures[_measure_of(col, opts)].family.text
+        text = opts.measures[measure_of(col, opts)].family.text
         values = np.full(len(labels), None, dtype=object) if text else np.full(len(labels), np.nan)
         if res is not None:
             values[got] = res.columns[col][at[got]]
@@ -299,7 +194,7 @@ def partials(frame: pd.DataFrame, opts: Options) -> pd.DataFrame:
     kept = frame[frame["status"].isin(KEPT)]
     rows = []
     for col in opts.columns():
-        m = opts.measures[_measure_of(col, opts)]
+        m = opts.measures[measure_of(col, opts)]
         if m.family.aggregate == "none":
             continue
         p = partial_aggregate(kept[col].to_numpy(dtype=np.float64), m.family.aggregate, GM_FLOOR)
@@ -309,7 +204,7 @@ def partials(frame: pd.DataFrame, opts: Options) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["column", "partial"])
 
 
-def _measure_of(col: str, opts: Options) -> str:
+def measure_of(col: str, opts: Options) -> str:
     if col in opts.measures:
         return col
     return col.rsplit("_", 1)[0]
@@ -363,19 +258,6 @@ def to_results(frame: pd.DataFrame, opts: Options) -> Results:
         return pd.DataFrame(data, index=index)
     return Results(per_query=part(""), lower=part("_lower") if opts.bounds else None,
                    upper=part("_upper") if opts.bounds else None, ties=opts.ties, measures=opts.measures)
-
-
-def compare_collected(evaluate: Callable[..., Any], qrels: Any, runs: Mapping[str, Any], measures: Any, *,
-                      test: str, alpha: float, correction: str, n_resamples: int, seed: int,
-                      **options: Any) -> Any:
-    """``compare`` of an engine: each run evaluated by the engine's ``evaluate``, the paired tests on the
-    collected per-query values (:meth:`tierank.Comparison.from_results`)."""
-    from .compare import Comparison
-
-    measures = [measures] if isinstance(measures, str) else list(measures)
-    results = {name: evaluate(qrels, run, measures, seed=seed, **options).collect() for name, run in runs.items()}
-    return Comparison.from_results(results, {m: m for m in measures}, test=test, alpha=alpha,
-                                   correction=correction, n_resamples=n_resamples, seed=seed)
 
 
 def is_integer_like(labels: np.ndarray) -> bool:

@@ -506,7 +506,7 @@ def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str |
     Run A beats run B by 0.5 in RR on each of three queries; the exact randomisation test gives
     p = 2/8:
 
-    >>> from tierank.compare import compare      # also tierank.compare
+    >>> from tierank.comparison import compare      # also tierank.compare
     >>> qrels = {q: {"rel": 1} for q in ("q1", "q2", "q3")}
     >>> a = {q: {"rel": 2.0, "other": 1.0} for q in qrels}
     >>> b = {q: {"rel": 1.0, "other": 2.0} for q in qrels}
@@ -540,3 +540,14 @@ def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str |
         labels[str(m)] = str(m)
     return Comparison.from_results(results, labels, test=test, alpha=alpha, correction=correction,
                                    n_resamples=n_resamples, seed=seed)
+
+
+def compare_collected(evaluate: Callable[..., Any], qrels: Any, runs: Mapping[str, Any], measures: Any, *,
+                      test: str, alpha: float, correction: str, n_resamples: int, seed: int,
+                      **options: Any) -> Any:
+    """``compare`` of an engine: each run evaluated by the engine's ``evaluate``, the paired tests on the
+    collected per-query values (:meth:`tierank.Comparison.from_results`)."""
+    measures = [measures] if isinstance(measures, str) else list(measures)
+    results = {name: evaluate(qrels, run, measures, seed=seed, **options).collect() for name, run in runs.items()}
+    return Comparison.from_results(results, {m: m for m in measures}, test=test, alpha=alpha,
+                                   correction=correction, n_resamples=n_resamples, seed=seed)

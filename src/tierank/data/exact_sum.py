@@ -64,7 +64,7 @@ class ExactSum:
     Examples
     --------
     >>> import numpy as np
-    >>> from tierank.exact_sum import ExactSum
+    >>> from tierank.data.exact_sum import ExactSum
     >>> a = ExactSum.of(np.array([1e16, 1.0])) + ExactSum.of(np.array([-1e16]))
     >>> a.value(), sum([1e16, 1.0, -1e16])
     (1.0, 0.0)
@@ -143,7 +143,7 @@ class ExactSum:
 def exact_sum(values: Any) -> float:
     """The exact sum of ``values`` rounded once to float64: the same bits in any order or split.
 
-    >>> from tierank.exact_sum import exact_sum
+    >>> from tierank.data.exact_sum import exact_sum
     >>> exact_sum([0.1] * 10), sum([0.1] * 10)
     (1.0, 0.9999999999999999)
     """
@@ -153,7 +153,7 @@ def exact_sum(values: Any) -> float:
 def exact_mean(values: Any) -> float:
     """:func:`exact_sum` divided by the number of values (NaN for none).
 
-    >>> from tierank.exact_sum import exact_mean
+    >>> from tierank.data.exact_sum import exact_mean
     >>> exact_mean([0.1, 0.2, 0.3])   # 0.6 / 3
     0.19999999999999998
     """

@@ -1,0 +1,260 @@
+"""Run files evaluated in blocks of whole queries: the driver of a streamed evaluation.
+
+The blocks come from :mod:`tierank.io.stream` (TREC text, gzip) and :mod:`tierank.io.parquet` (how they
+are read, the read-ahead and the second pass of a run not grouped by query are explained there). Each
+block is evaluated as :mod:`tierank.spark` and :mod:`tierank.dask` evaluate a partition (the core of
+:mod:`tierank.engine.core`: the local join, ``-M``/``-J`` and kernels), every run row standing at its row
+number in the whole file, so ``ties="input"`` and ``ties="random"`` (which hashes row numbers) order ties
+as in memory. Only the per-query values are kept (one row per query). At the end the judged queries never
+met in the run are scored as empty runs (``missing="zero"``) or counted for the warning, and the
+:class:`~tierank.Results` are built; the means come from exactly rounded sums
+(:mod:`tierank.data.exact_sum`), so they have the same bits whatever the blocks. A Parquet run may be
+split between worker processes (:mod:`tierank.io.workers`), whose values are put together in row order.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from contextlib import closing
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from ..data.columns import Columns, check_same_id_kinds, normalized
+from ..data.ids import query_codes
+from ..data.join import check_no_repeated_pairs
+from ..data.ranked import concat_ranges
+from ..errors import InputError
+from ..io import trec
+from ..io.frames import to_columns
+from ..io.parquet import parquet_source
+from ..io.stream import (DEFAULT_BLOCK_ROWS, _EARLY_BLOCKS, _codes, _bucketed, _NotGrouped, _read_ahead, _Source, _take,
+                         _trec_source, is_parquet)
+from ..io.workers import evaluate_in_workers
+from ..results import Results
+from . import partitioned as E
+from .core import QueryValues, evaluate_lists, prepare_lists
+from .options import Options
+
+__all__ = ["evaluate_file", "Driver"]
+
+
+class Driver:
+    """Evaluates blocks of whole queries against qrels read once, and builds the Results."""
+
+    def __init__(self, qrels: Columns, opts: Options, evaluate_block: Any = None) -> None:
+        self.opts = opts
+        self.evaluate_block = _evaluate_block if evaluate_block is None else evaluate_block
+        self.qrels = qrels
+        self.queries = query_codes(qrels.query, qrels.query[:0])   # also for the qrels' repeat check
+        codes, uniques = self.queries.run, self.queries.labels
+        self.qlabels = pd.Index(uniques)
+        grouped = self.queries.run_counts is not None
+        self.qorder = None if grouped else np.argsort(codes, kind="stable")   # rows by query code
+        sizes = np.bincount(codes, minlength=len(uniques))
+        self.qsizes = sizes
+        self.qptr = np.concatenate(([0], np.cumsum(sizes)))
+        self.used = np.zeros(len(uniques), dtype=bool)
+        self.seen: set = set()
+        self.done: list[tuple[np.ndarray, np.ndarray, dict]] = []   # per block: ids, statuses, values
+        self.empty_run: Columns | None = None
+
+    def add(self, run: Columns, pos: np.ndarray | int, check_grouped: bool) -> None:
+        """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]`` (an
+        int ``pos``: at ``pos + i``)."""
+        run, _ = check_same_id_kinds(run, self.qrels)
+        codes, uniques = _codes(run.query)
+        if check_grouped:
+            labels = uniques.tolist()
+            if not self.seen.isdisjoint(labels):
+                back = np.flatnonzero(np.isin(codes, np.flatnonzero([u in self.seen for u in labels])))
+                i = int(back[0])
+                raise _NotGrouped(run.label(run.query, i), run.where(i), run.row_text(i))
+            self.seen.update(labels)
+        if self.empty_run is None:
+            self.empty_run = _take(run, slice(0, 0))
+        idx = self.qlabels.get_indexer(pd.Index(uniques))
+        in_qrels = idx >= 0
+        row_kept = None if in_qrels.all() else in_qrels[codes]   # None: every row (most blocks)
+        if row_kept is not None:   # rows of queries without judgments: checked, then left out
+            check_no_repeated_pairs(_take(run, np.flatnonzero(np.logical_not(row_kept))), "run")
+        status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
+        res = None
+        if in_qrels.any():
+            kept_q = idx[in_qrels]
+            self.used[kept_q] = True
+            qrels = _take(self.qrels, self.qrels_rows(kept_q))
+            if row_kept is not None:
+                if not isinstance(pos, np.ndarray):
+                    pos = int(pos) + np.arange(len(row_kept), dtype=np.int64)
+                run, pos = _take(run, np.flatnonzero(row_kept)), pos[row_kept]
+            res = self.evaluate_block(qrels, run, pos, self.opts)
+        self.done.append((uniques, status, E.aligned_values(uniques, res, self.opts)))
+
+    def qrels_rows(self, queries: np.ndarray) -> np.ndarray:
+        """The qrels rows of these query codes, in file order."""
+        rows = concat_ranges(self.qptr[queries], self.qsizes[queries])
+        if self.qorder is not None:
+            return np.sort(self.qorder[rows])
+        return rows if not len(rows) or bool((rows[1:] > rows[:-1]).all()) else np.sort(rows)
+
+    def results(self) -> Results:
+        """The judged queries never met (empty runs or left out), the warnings, the Results."""
+        rest = np.flatnonzero(~self.used)
+        if len(rest):
+            zero = self.opts.missing == "zero"
+            labels = np.asarray(self.qlabels[rest])
+            status = np.full(len(rest), E.ONLY_QRELS_ZERO if zero else E.ONLY_QRELS_SKIPPED, dtype=np.int8)
+            res = None
+            if zero:
+                empty = self.empty_run if self.empty_run is not None else _take(self.qrels, slice(0, 0))
+                res = _evaluate_block(_take(self.qrels, self.qrels_rows(rest)), empty, np.zeros(0, np.int64),
+                                      self.opts)
+            self.done.append((labels, status, E.aligned_values(labels, res, self.opts)))
+        out = pd.DataFrame({"query_id": np.concatenate([d[0] for d in self.done]),
+                            "status": np.concatenate([d[1] for d in self.done]),
+                            **{col: np.concatenate([d[2][col] for d in self.done]) for col in self.opts.columns()}})
+        E.finish(E.partials(out, self.opts), self.opts)   # the warnings, or nothing to evaluate
+        kept = out[out["status"].isin(E.KEPT)].drop(columns="status")
+        return E.to_results(kept.reset_index(drop=True), self.opts)
+
+
+
+def evaluate_file(qrels: Any, run: Any, opts: Options, *, block_rows: int | None = None,
+                  progress: bool | None = None, grouped_only: bool = False, evaluate_block: Any = None,
+                  workers: int | None = None) -> Results:
+    """:func:`tierank.evaluate` on a run file (TREC text, gzip, or Parquet) read in blocks of whole queries.
+
+    This is what :func:`tierank.evaluate` calls for a run given as a path (``stream=None`` or
+    ``True``); the results equal those of the in-memory evaluation (``stream=False``) bit for bit.
+
+    Parameters
+    ----------
+    qrels : dict, pandas.DataFrame, Columns or path
+        Read once, in memory (a TREC qrels file or a Parquet file / directory).
+    run : str or os.PathLike
+        A TREC run file (plain or gzip) or a Parquet file or directory (see :mod:`tierank.io.parquet`).
+    opts : Options
+        The checked options of :func:`tierank.evaluate`.
+    block_rows : int, optional
+        Lines (Parquet: rows) per block; default :data:`DEFAULT_BLOCK_ROWS`. A query longer than a block
+        makes its block longer. The results do not depend on it.
+    progress : bool, optional
+        A progress bar on stderr; default: when stderr is a terminal.
+    grouped_only : bool, default=False
+        Raise an InputError when a query comes back after other queries, instead of the second pass
+        through temporary files (see the module docstring).
+    evaluate_block : callable, optional
+        ``(qrels, run, positions, options) -> QueryValues`` (:class:`tierank.engine.core.QueryValues`) for
+        each block of whole queries, ``positions`` the run rows' row numbers in the whole run (an array,
+        or an int: the first row's, the others following it); default: the evaluation of
+        :func:`tierank.evaluate`; the tie report passes its own. It is called in this process, block by
+        block (never by worker processes: it may keep what it sees, as the tie report does).
+    workers : int, optional
+        Processes evaluating a Parquet run, each its own range of row groups (:mod:`tierank.io.workers`):
+        by default one per core (at most 8) when the run has over 2**21 rows per worker; 1: this
+        process only. Text runs, and runs given an ``evaluate_block``, are evaluated by this process.
+        The results do not depend on it.
+
+    Returns
+    -------
+    Results
+
+    Examples
+    --------
+    >>> import os, pathlib, tempfile, tierank
+    >>> from tierank.engine.options import Options
+    >>> from tierank.engine.streamed import evaluate_file
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = pathlib.Path(path).write_text("q1 Q0 a 1 3 t\\nq1 Q0 b 2 3 t\\nq2 Q0 c 1 5 t\\nq2 Q0 d 2 1 t\\n")
+    >>> qrels = {"q1": {"a": 1}, "q2": {"d": 1}}
+    >>> evaluate_file(qrels, path, Options.checked(["RR"]), block_rows=2, progress=False).mean
+    {'RR': 0.625}
+    >>> tierank.evaluate(qrels, path, ["RR"], stream=False).mean
+    {'RR': 0.625}
+    """
+    block_rows = DEFAULT_BLOCK_ROWS if block_rows is None else int(block_rows)
+    if block_rows < 1:
+        raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
+    if evaluate_block is not None:   # it may keep state (the tie report does): in this process only
+        workers = 1
+    if is_parquet(run):
+        return _evaluate_source(qrels, parquet_source(run, block_rows, progress), opts, grouped_only,
+                                evaluate_block, workers, progress)
+    # opened once; a pipe is copied to an anonymous temporary file as it is read, for a second pass
+    with trec.open_input(run, spool=not grouped_only) as opened:
+        return _evaluate_source(qrels, _trec_source(run, block_rows, progress, opened), opts, grouped_only,
+                                evaluate_block, workers, progress)
+
+
+def _evaluate_source(qrels: Any, source: _Source, opts: Options, grouped_only: bool,
+                     evaluate_block: Any, workers: int | None = 1, progress: bool | None = None) -> Results:
+    rows, parts = source.parts(workers) if source.parts is not None and workers != 1 else (0, [])
+    # a run evaluated here is read while the qrels are: up to _EARLY_BLOCKS blocks, then one at a time
+    reader = _read_ahead(source.blocks(), _EARLY_BLOCKS) if len(parts) < 2 else None
+    try:
+        # a path: TREC text or Parquet, read once
+        q = normalized(to_columns(qrels, "qrels"), "grade", trec_eval=opts.ties == "trec_eval")
+        driver = Driver(q, opts, evaluate_block)
+        if reader is None:
+            if _in_workers(driver, q, parts, rows, progress, source.name):
+                return driver.results()
+            reader = _read_ahead(source.blocks())
+        reader.keep(1)
+        q_checked = False
+        for cols, row0, last in reader:
+            cols = normalized(cols, "score")
+            if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
+                check_same_id_kinds(cols, q)
+                check_no_repeated_pairs(q, "qrels", driver.queries)
+                q_checked = True
+            driver.add(cols, row0, check_grouped=not (last and row0 == 0))
+    except _NotGrouped as err:
+        if reader is not None:   # the first pass's reader stops before the second pass reads the run
+            reader.close()
+        if grouped_only:
+            raise InputError(f"the run is not grouped by query: query {err.query!r} comes back at {err.row_text} after "
+                             f"other queries, and stream='grouped' evaluates whole queries block by block; "
+                             f"{source.sort_hint}", **err.where) from None
+        driver = Driver(q, opts, evaluate_block)
+        # closed at once when anything stops the loop: the temporary files go with it
+        with closing(_bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
+            for cols, pos in buckets:
+                driver.add(cols, pos, check_grouped=False)
+    finally:
+        if reader is not None:   # stopped (SystemExit, KeyboardInterrupt): do not wait for a pipe's bytes
+            stopping = sys.exc_info()[0]
+            reader.close(wait=stopping is None or issubclass(stopping, Exception))
+    return driver.results()
+
+
+def _in_workers(driver: Driver, qrels: Columns, parts: list[Callable[[], Iterator[Any]]], rows: int,
+                progress: bool | None, name: str) -> bool:
+    """Whether the run was evaluated by worker processes (:mod:`tierank.io.workers`, one per part) into
+    ``driver``; False (``driver`` untouched) when this process must evaluate it, which then raises or
+    warns as always (a worker raised or warned, a query is met by two workers, a judged query never
+    met has a repeated pair)."""
+    outs = evaluate_in_workers(driver, parts, progress, rows, name)
+    if outs is None:
+        return False
+    labels = [uniques for done, _, _ in outs for uniques, _, _ in done]
+    if labels and not pd.Index(np.concatenate(labels)).is_unique:   # a query met by two workers: not grouped
+        return False
+    used = np.logical_or.reduce([out[1] for out in outs])
+    try:   # the judged queries no worker met (the others' qrels were checked by their blocks' join)
+        check_no_repeated_pairs(_take(qrels, driver.qrels_rows(np.flatnonzero(~used))), "qrels")
+    except InputError:
+        return False
+    for done, _, empty_run in outs:
+        driver.done.extend(done)
+        if driver.empty_run is None:
+            driver.empty_run = empty_run
+    driver.used |= used
+    return True
+
+
+def _evaluate_block(qrels: Columns, run: Columns, positions: np.ndarray | int, opts: Options) -> QueryValues:
+    """The default ``evaluate_block``: the core's evaluation of a block of whole queries."""
+    return evaluate_lists(prepare_lists(qrels, run, opts, positions), opts)
