@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import tierank
-import tierank.io.stream as stream
+import tierank.engine.streamed as stream
 import tierank.io.workers as workers_module
 from tierank.io.parquet import _Dataset, parquet_blocks
 
@@ -173,7 +173,7 @@ def test_a_worker_that_fails_gives_the_run_back(tmp_path, monkeypatch, how):
     run, qrels = _tables(np.random.default_rng(11), 25, False, True)
     run.to_parquet(tmp_path / "run.parquet", row_group_size=20)
     parent = os.getpid()
-    add = stream._Driver.add
+    add = stream.Driver.add
 
     def add_in_worker(self, *args, **kw):   # fails in the workers only
         if os.getpid() != parent:
@@ -183,7 +183,7 @@ def test_a_worker_that_fails_gives_the_run_back(tmp_path, monkeypatch, how):
                 raise MemoryError
             warnings.warn("something odd in a worker", UserWarning)
         return add(self, *args, **kw)
-    monkeypatch.setattr(stream._Driver, "add", add_in_worker)
+    monkeypatch.setattr(stream.Driver, "add", add_in_worker)
     paths = _Paths(monkeypatch)
     expected, warned = _evaluate(qrels, run)
     got, got_warned = _evaluate(qrels, str(tmp_path / "run.parquet"), block_rows=10, workers=2)
