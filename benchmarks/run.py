@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="the README whose summary --docs rewrites (default: the project's README.md)")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--no-extras", action="store_true",
-                   help="skip the feature benchmarks (streaming, Spark/Dask, tie report, Keras/PyTorch)")
+                   help="skip the feature benchmarks (streaming, Spark/Dask, tie report, Keras/PyTorch, start-up)")
     a = p.parse_args(argv)
     config = {"quick": a.quick, "tasks": sorted({int(t) for t in a.tasks.split(",") if t.strip()}),
               "repeat": a.repeat or (3 if a.quick else 5), "budget": a.budget if a.budget is not None else (3.0 if a.quick else 15.0),
