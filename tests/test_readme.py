@@ -67,8 +67,7 @@ def run_console_blocks(markdown: str, workdir: Path) -> list[str]:
     script = "".join(f"printf '%s\\n' '{SEPARATOR}'; ( exit $rc ); {{ {command}\n}} 2>&1; rc=$?\n"
                      for command, _ in examples)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
-           "PYTHONWARNINGS": "ignore"}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run(["sh", "-c", "rc=0\n" + script], cwd=workdir, env=env, capture_output=True,
                           text=True, timeout=600)
     outputs = proc.stdout.split(SEPARATOR + "\n")[1:]
