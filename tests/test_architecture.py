@@ -1,4 +1,4 @@
-"""The architecture rules of src/tierank (docs: issue #28), checked on the source, not by importing it.
+"""The architecture rules of src/tierank (issue #28), checked on the source, not by importing it.
 
 1. the layering in pyproject.toml's ``[tool.importlinter]`` holds (``lint-imports``);
 2. no tierank module is imported inside a function or class body (``if TYPE_CHECKING:`` at module level is
@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,16 +108,16 @@ def lint_imports(root: Path) -> list[str]:
 
 
 # -- 2. imports inside functions and classes -------------------------------------------------------------
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _scoped_imports(node: ast.AST, scope: str | None = None):
+def _scoped_imports(node: ast.AST,
+                    scope: str | None = None) -> Iterator[tuple[ast.Import | ast.ImportFrom, str | None]]:
     """(import statement, name of the innermost function or class around it, or None) under ``node``."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.Import, ast.ImportFrom)):
             yield child, scope
-        inner = getattr(child, "name", "a lambda") if isinstance(child, _SCOPES) else scope
-        yield from _scoped_imports(child, inner)
+        yield from _scoped_imports(child, child.name if isinstance(child, _SCOPES) else scope)
 
 
 def function_level_imports(root: Path) -> list[str]:
