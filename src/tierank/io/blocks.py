@@ -161,7 +161,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
         whole = not first
         # the layout is told from a whole first data line, whatever the read size: read on until one is
         # held, or 64 KB (the reader drops a byte order mark: what the whole file's reading looks at), or the end
-        while first and len(first) < 1 << 16 and trec.first_data_line(first) is None:
+        while first and len(first) < 1 << 16 and trec.first_data(first) is None:
             more = read()
             if not more:
                 whole = True

@@ -31,9 +31,9 @@ def to_columns(obj: Any, kind: str) -> Columns:
     >>> cols.names, cols.value.to_pylist()
     (('qid', 'docno', 'rank'), [-1, -2])
     """
+    if isinstance(obj, (str, os.PathLike)) and is_parquet(obj):   # a Parquet file or directory
+        return read_columns_parquet(obj, kind)   # errors name the file and its row
     if isinstance(obj, (str, os.PathLike, TextInput)):
-        if is_parquet(obj):   # a Parquet file or directory
-            return read_columns_parquet(obj, kind)   # errors name the file and its row
         return trec.read_run_columns(obj) if kind == "run" else trec.read_qrels_columns(obj)
     cols = table_columns(obj, kind)
     if cols is None:

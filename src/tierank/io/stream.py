@@ -4,7 +4,7 @@ evaluated in blocks of whole queries, with the results of the in-memory evaluati
 How it works
 ------------
 1. The qrels are read once, in memory (they are small next to a run), checked and indexed by query.
-2. The run is read block by block, on a thread that starts while the qrels are read (up to 8 blocks
+2. The run is read block by block (:mod:`tierank.io.blocks`), on a thread that starts while the qrels are read (up to 8 blocks
    ahead until then, one block ahead of the evaluation afterwards): about ``block_rows`` lines at a
    time, cut at a line end. The rows of the last query of a block are held back and read again at the
    start of the next block, so every block holds whole queries (a query longer than a block: its rows

@@ -38,21 +38,17 @@ _VALUE = {"run": ("score", "scores", "sim"), "qrels": ("relevance", "rel", "grad
 _RANK = ("rank",)
 
 
-def _column(frame: pd.DataFrame, names: tuple[str, ...], what: str, kind: str) -> tuple[Any, str]:
-    """The column holding ``what`` (one of ``names``) and its name; exactly one may be present."""
+def _column(frame: pd.DataFrame, name: str, what: str, kind: str) -> Any:
+    """The values of the column ``name`` (as :func:`find_columns` names it), which holds ``what``."""
     import pandas as pd
 
-    found = [name for name in names if name in frame.columns]
-    if not found:
-        raise InputError(f"the {kind} DataFrame has no {what} column (expected one of {', '.join(names)}; "
+    if name not in frame.columns:
+        raise InputError(f"the {kind} DataFrame has no {what} column (expected one of {name}; "
                          f"found {', '.join(map(str, frame.columns))})")
-    if len(found) > 1:
-        raise InputError(f"the {kind} DataFrame has {len(found)} {what} columns ({', '.join(found)}): "
-                         "keep one, or rename the others")
-    col = frame[found[0]]
+    col = frame[name]
     if isinstance(col, pd.DataFrame):
-        raise InputError(f"the {kind} DataFrame has the column {found[0]!r} twice")
-    return col.array, found[0]
+        raise InputError(f"the {kind} DataFrame has the column {name!r} twice")
+    return col.array
 
 
 def is_polars(obj: Any) -> bool:
@@ -198,9 +194,8 @@ def table_columns(obj: Any, kind: str) -> Columns | None:
         return obj
     if isinstance(obj, pd.DataFrame):
         qname, dname, vname, rank = find_columns(list(obj.columns), kind)
-        (query, _), (doc, _), (value, _) = (
-            _column(obj, (qname,), "query id", kind), _column(obj, (dname,), "document id", kind),
-            _column(obj, (vname,), "score" if kind == "run" else "relevance", kind))
+        query, doc, value = (_column(obj, qname, "query id", kind), _column(obj, dname, "document id", kind),
+                             _column(obj, vname, "score" if kind == "run" else "relevance", kind))
         if rank:
             value = negated_ranks(value)
         return Columns(query=query, doc=doc, value=value, source=kind, names=(qname, dname, vname))

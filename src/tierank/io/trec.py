@@ -141,7 +141,7 @@ def check_format(format: str | None, kind: str) -> str | None:
     return format
 
 
-def _first_data(head: bytes) -> tuple[bytes, int, int] | None:
+def first_data(head: bytes) -> tuple[bytes, int, int] | None:
     """``(line, number, end)``: the first line of ``head`` that is not blank or a comment, its 1-based
     number and the place just after it in ``head`` (None if no such line is complete)."""
     start = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
@@ -156,12 +156,6 @@ def _first_data(head: bytes) -> tuple[bytes, int, int] | None:
         if stripped and not stripped.startswith(b"#"):
             return line, number, end + 1
         start = end + 1
-
-
-def first_data_line(head: bytes) -> bytes | None:
-    """The first line of ``head`` that is not blank or a comment (None if none is complete)."""
-    found = _first_data(head)
-    return None if found is None else found[0]
 
 
 def _is_header(line: str, layout: _Layout) -> bool:
@@ -209,7 +203,7 @@ def layout_of(kind: str, format: str | None, head: bytes, name: str = "<text>") 
     if format is None:
         # shorter than 64 KB: the whole file (its last line ends with it); else its first 64 KB, whole lines
         text = head[: 1 << 16] if len(head) >= 1 << 16 else head if head.endswith(b"\n") else head + b"\n"
-        found = _first_data(text)
+        found = first_data(text)
         format = "trec"
         if found is not None:
             raw, number, end = found
@@ -243,7 +237,7 @@ def _header_end(data: bytes, layout: _Layout) -> tuple[int, int]:
     """``(end, line)``: where the lines after ``data``'s header line start, and the number of the first
     of them; ``(0, 1)`` if it has none. The header is the first line that is not blank or a comment,
     as format detection finds it (:func:`layout_of`)."""
-    found = None if layout.header is None else _first_data(data if data.endswith(b"\n") else data + b"\n")
+    found = None if layout.header is None else first_data(data if data.endswith(b"\n") else data + b"\n")
     if found is not None and _is_header(found[0].decode("utf-8", "replace"), layout):
         line, number, end = found
         return min(end, len(data)), number + 1
@@ -465,6 +459,20 @@ def _arrow_ids(array: Any, shared: bool = False) -> Any:
     return _arrow_objects(array, dictionary=shared)
 
 
+def _read_csv(data: bytes, delimiter: str, types: dict) -> Any:
+    """The fields of every line of ``data`` (columns named and typed by ``types``), read by pyarrow's CSV
+    reader as plain fields: no quotes, no escapes, empty lines kept."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    return pcsv.read_csv(
+        pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=list(types), block_size=1 << 24),
+        parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
+                                        newlines_in_values=False, ignore_empty_lines=False),
+        convert_options=pcsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
+                                            quoted_strings_can_be_null=False))
+
+
 def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     """Fast path: every line holds exactly the expected fields, separated by one space (or one tab).
 
@@ -473,7 +481,6 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     """
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
 
     n_cols = layout.max_fields if layout.max_fields is not None else layout.min_fields
     if not data or b"\t" in data:
@@ -493,13 +500,7 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     # qrels: the grades as text, parsed below (trec_eval reads their text its own way: trec_eval_atol)
     types[str(layout.value)] = pa.large_string() if layout.kind == "qrels" else pa.float64()
     try:
-        table = pcsv.read_csv(
-            pa.py_buffer(data),
-            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
-                                            newlines_in_values=False, ignore_empty_lines=False),
-            convert_options=pcsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
-                                                quoted_strings_can_be_null=False))
+        table = _read_csv(data, delimiter, types)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     for name in names:
@@ -551,20 +552,13 @@ def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
 
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
 
     if not data:
         none = np.zeros(0, dtype=bool)
         return _Split(0, none, none, none, none, lambda k, rows: np.zeros(0, dtype=object),
                       lambda k, rows: np.zeros(0, dtype=object), lambda k, rows: np.zeros(0))
-    table = pcsv.read_csv(
-        pa.py_buffer(data),
-        read_options=pcsv.ReadOptions(column_names=["line"], block_size=1 << 24),
-        # \x1f cannot occur (control characters are rejected), so each line is one field
-        parse_options=pcsv.ParseOptions(delimiter="\x1f", quote_char=False, escape_char=False,
-                                        newlines_in_values=False, ignore_empty_lines=False),
-        convert_options=pcsv.ConvertOptions(column_types={"line": pa.string()}, null_values=[],
-                                            strings_can_be_null=False, quoted_strings_can_be_null=False))
+    # \x1f cannot occur (control characters are rejected), so each line is one field
+    table = _read_csv(data, "\x1f", {"line": pa.string()})
     lines = table.column("line")
     parts = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
     parts = parts.combine_chunks() if isinstance(parts, pa.ChunkedArray) else parts
@@ -1162,7 +1156,7 @@ def _first_lines(path: Any) -> tuple[bytes, int]:
                 text += b"\n" if text and not text.endswith(b"\n") else b""
                 break
             text += more
-            if first_data_line(text) is not None:
+            if first_data(text) is not None:
                 break
             cut = text.rfind(b"\n") + 1   # whole lines, blank or comments: forgotten
             check_text(text[:cut], name, first)
