@@ -2,14 +2,8 @@
 Parquet run (:func:`parquet_blocks`), and what the streamed evaluation (:mod:`tierank.io.stream`) needs
 to read one: a description of the run file (:class:`RunSource`: its blocks, the second pass's buckets,
 how to sort it, its parts for worker processes), blocks read ahead on a thread (:class:`read_ahead`),
-and the second pass of a run not grouped by query (:func:`bucketed`).
-
-A text run is read :data:`_READ_BYTES` at a time (:class:`tierank.io.source.TextReader`, cut at a line
-end): about ``block_rows`` lines are parsed (with the rules and messages of
-:func:`tierank.io.trec.read_run`, on a second thread while the next lines are read and checked to be
-text); the rows of the last query of a block are held back and read again at the start of the next
-block, so every block holds whole queries. A Parquet run is read in batches of row groups and cut the
-same way.
+and the second pass of a run not grouped by query (:func:`bucketed`). How blocks are cut: see
+:mod:`tierank.io.stream`.
 """
 
 from __future__ import annotations

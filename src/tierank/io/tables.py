@@ -175,19 +175,8 @@ def negated_ranks(ranks: Any) -> Any:
 
 
 def table_columns(obj: Any, kind: str) -> Columns | None:
-    """A run or qrels (``kind``) given as a dict, a DataFrame (pandas or polars), a pyarrow Table or
-    RecordBatch as Columns (Columns pass through unchanged); None for anything else.
-
-    A run with a ``rank`` column and no score column is scored ``-rank``.
-
-    Examples
-    --------
-    >>> from tierank.io.tables import table_columns
-    >>> table_columns({"q1": {"d1": 2.5, "d2": 1.0}}, "run").doc.tolist()
-    ['d1', 'd2']
-    >>> table_columns("run.txt", "run") is None
-    True
-    """
+    """:func:`tierank.io.frames.to_columns` of a run or qrels (``kind``) in memory: a dict, a DataFrame
+    (pandas or polars), a pyarrow Table or RecordBatch, or Columns; None for anything else (a path)."""
     import pandas as pd
 
     if isinstance(obj, Columns):
