@@ -11,7 +11,8 @@ those orderings, and reproduces the classic tie-breaks (trec_eval's, input order
 
 from .api import evaluate, evaluate_codes, evaluate_matrix
 from .compare import Comparison, compare
-from .io.trec import read_qrels, read_run, write_qrels, write_run
+from .io.trec import read_qrels, read_run
+from .io.write import write_qrels, write_run
 from .report import TieReport, tie_report
 from .errors import InputError, OutputError, TierankError, TierankWarning
 from .measures import Measure, measure_names, parse_measure

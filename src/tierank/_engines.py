@@ -40,7 +40,7 @@ from .data.restrict import restrict
 from .errors import InputError, TierankWarning, param_text
 from .evaluation import DEFAULT_TIE_COST_BUDGET, check_tie_cost_budget
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
-from .io.frames import find_columns as find_table_columns
+from .io.tables import find_columns as find_table_columns
 from .measures import Measure, parse_measures
 from .measures._no_relevant import check_no_relevant
 from .results import GM_FLOOR, Results

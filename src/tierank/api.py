@@ -141,10 +141,11 @@ default="expected"
     parsed = parse_measures(measures)
     if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
         parsed = {text: _as_trec9(m) for text, m in parsed.items()}
-    from .io.stream import is_run_file
+    from .io.source import is_run_file
 
     if is_run_file(run):   # a run file: in blocks of whole queries (tierank.io.stream)
-        from .io.stream import evaluate_file, is_parquet
+        from .io.source import is_parquet
+        from .io.stream import evaluate_file
 
         if stream not in (None, True, False, "grouped"):
             raise InputError(f"stream={stream!r}: use None, True, False or 'grouped'")

@@ -216,7 +216,7 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
 
     budget = check_tie_cost_budget(tie_cost_budget)
     objects = {str(m): m for m in parsed.values()}
-    from .io.stream import is_run_file
+    from .io.source import is_run_file
     from .io.trec import TextInput
 
     is_file = is_run_file(run)

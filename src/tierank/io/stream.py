@@ -4,7 +4,7 @@ evaluated in blocks of whole queries, with the results of the in-memory evaluati
 How it works
 ------------
 1. The qrels are read once, in memory (they are small next to a run), checked and indexed by query.
-2. The run is read block by block, on a thread that starts while the qrels are read (up to 8 blocks
+2. The run is read block by block (:mod:`tierank.io.blocks`), on a thread that starts while the qrels are read (up to 8 blocks
    ahead until then, one block ahead of the evaluation afterwards): about ``block_rows`` lines at a
    time, cut at a line end. The rows of the last query of a block are held back and read again at the
    start of the next block, so every block holds whole queries (a query longer than a block: its rows
@@ -49,41 +49,31 @@ whole file is checked for bytes that are not text before any line is parsed), an
 
 from __future__ import annotations
 
-import os
-import queue
 import sys
 import tempfile
-import threading
-from concurrent.futures import wait
 from contextlib import closing
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Generator, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from .. import _engines as E
-from .._progress import ProgressBar
-from .._threads import in_background
-from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
+from ..data.columns import Columns, check_same_id_kinds, normalized
 from ..data.ids import query_codes
 from ..data.join import check_no_repeated_pairs
 from ..data.ranked import concat_ranges
 from ..errors import InputError
 from ..results import Results
-from . import trec
-from .source import Input, TextReader, line_ends, sniff_path
-from .workers import check_workers
+from .blocks import RunSource, bucketed, first_seen_codes, parquet_source, read_ahead, take_rows, trec_source
+from .frames import to_columns
+from .source import is_parquet, open_input
+from .workers import check_workers, evaluate_in_workers
 
-__all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS", "is_parquet"]
+__all__ = ["evaluate_file", "DEFAULT_BLOCK_ROWS"]
 
 #: Run lines (or Parquet rows) per block by default: about 100 MB of working memory per block (larger
 #: blocks are hardly faster: benchmarks/bench_streaming.py).
 DEFAULT_BLOCK_ROWS = 1 << 18
-_READ_BYTES = 1 << 22          # bytes read from the file at a time
-_MAX_BUCKETS = 256             # temporary files of the second pass, at most
 _EARLY_BLOCKS = 8              # blocks read ahead while the qrels are read
 
 
@@ -97,270 +87,7 @@ class _NotGrouped(Exception):
         self.row_text = row_text
 
 
-# ------------------------------------------------------------------------------------ TREC blocks
-
-
-def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
-                 meanwhile: Callable[[], None] | None = None,
-                 ranks_before: trec.RanksBefore | None = None) -> Columns | None:
-    """The run rows of ``data`` (whole lines, the first being line ``first_line`` of the file), with
-    the rules and messages of :func:`tierank.io.trec.read_run` (``layout``: TREC by default, or MS
-    MARCO, ``ranks_before`` saying which query's ranks go on); None when it holds no run line.
-
-    The lines are parsed on a background thread (pyarrow's parser releases the GIL) while this thread
-    checks that ``data`` is text, then calls ``meanwhile()`` (the reader reads on). The text check's
-    error comes first, as when the whole file is read."""
-    layout = trec._RUN if layout is None else layout
-    parsing = in_background(trec.columns_of_lines, data, name, layout, first_line, ranks_before)
-    try:
-        trec._check_text(data, name, first_line)
-        if meanwhile is not None:
-            meanwhile()
-    except BaseException:
-        wait([parsing])   # the parse ends before the error leaves (its own error is not the first)
-        raise
-    return parsing.result()
-
-
-
-
-def _last_query_start(query: Any) -> int:
-    """The first row of the last run of equal query ids (a missing id is unlike every id: its row is a
-    query of its own, refused later), looked for in the last 1,024 rows, then in 8 times as many, and so
-    on (a block ends with one query, not with a block's worth of rows)."""
-    arr = query if isinstance(query, (np.ndarray, pa.Array, pa.ChunkedArray)) else pa.array(query)
-    n = len(arr)
-    last = arr[n - 1]
-    size = 1024
-    while True:
-        lo = max(0, n - size)
-        if isinstance(arr, np.ndarray):
-            other = np.flatnonzero(arr[lo:] != last)
-        else:
-            other = np.flatnonzero(arrow_differs(arr.slice(lo), last))
-        if len(other):
-            return lo + int(other[-1]) + 1
-        if not lo:
-            return 0
-        size *= 8
-
-
-def arrow_differs(ids: Any, other: Any) -> np.ndarray:
-    """``ids != other`` (Arrow arrays of ids, or an array and a scalar) as a numpy bool array, a missing
-    id (null, or a column of nulls only) differing from every id, missing or not."""
-    if pa.types.is_null(ids.type) or (isinstance(other, pa.Scalar) and pa.types.is_null(other.type)):
-        return np.ones(len(ids), dtype=bool)
-    return pc.fill_null(pc.not_equal(ids, other), True).to_numpy(zero_copy_only=False).astype(bool, copy=False)
-
-
-def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
-    """Rows of ``cols`` (line numbers too); increasing rows that follow each other are a slice (views,
-    no copy)."""
-    if isinstance(rows, np.ndarray) and len(rows) and int(rows[-1]) - int(rows[0]) + 1 == len(rows) \
-            and bool((rows[1:] > rows[:-1]).all()):
-        rows = slice(int(rows[0]), int(rows[-1]) + 1)
-
-    def pick(a: Any) -> Any:
-        if isinstance(rows, slice) or isinstance(a, np.ndarray):
-            return a[rows]
-        return a.take(pa.array(rows, type=pa.int64()))
-    return replace(cols, query=pick(cols.query), doc=pick(cols.doc), value=pick(np.asarray(cols.value)),
-                   lines=None if cols.lines is None else cols.lines[rows],
-                   trec_eval_grades=None if cols.trec_eval_grades is None else cols.trec_eval_grades[rows])
-
-
-def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, format: str | None = None,
-                source: Input | None = None) -> Iterator[tuple[Columns, int, bool]]:
-    """The rows of a TREC (or MS MARCO) run file in blocks of whole queries.
-
-    ``path``: a path or a :class:`tierank.io.trec.TextInput`; ``source``: its input, already opened
-    (:func:`tierank.io.trec.open_input`; left open), else it is opened here (and closed); ``format``: as for
-    :func:`tierank.io.trec.read_run` (None: detected from the first bytes).
-
-    Yields ``(columns, first_row, last)``: the rows of the block (ids and scores as
-    :func:`tierank.io.trec.read_run_columns` gives them, line numbers of the whole file), the number
-    of data rows before it, and whether it is the last block.
-
-    Examples
-    --------
-    >>> import os, pathlib, tempfile
-    >>> from tierank.io.stream import trec_blocks
-    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
-    >>> _ = pathlib.Path(path).write_text("q1 Q0 a 1 3 t\\nq1 Q0 b 2 2 t\\nq2 Q0 c 1 5 t\\nq3 Q0 a 1 1 t\\n")
-    >>> [(list(c.query), first, last) for c, first, last in trec_blocks(path, block_rows=2)]
-    [(['q1', 'q1', 'q2'], 0, False), (['q3'], 3, True)]
-    """
-    text_input = path if isinstance(path, trec.TextInput) else None
-    if text_input is not None and format is None:
-        format = text_input.format
-    block_rows = max(1, int(block_rows))
-    owned = source is None
-    if source is None:
-        source = trec.open_input(path)
-    name = source.name
-    bar = ProgressBar(progress, source.size(), os.path.basename(name), "B")
-    try:
-        reader = TextReader(source, _READ_BYTES)
-        at = 0
-
-        def read() -> bytes:
-            nonlocal at
-            chunk = reader.read()
-            bar.update(source.count - at)
-            at = source.count
-            return chunk
-        first = read()
-        whole = not first
-        # the layout is told from a whole first data line, whatever the read size: read on until one is
-        # held, or 64 KB (the reader drops a byte order mark: what the whole file's reading looks at), or the end
-        while first and len(first) < 1 << 16 and trec._first_data_line(first) is None:
-            more = read()
-            if not more:
-                whole = True
-                break
-            first += more
-        if text_input is not None:
-            text_input.head = trec.text_head(first, whole)
-        pending = _Pending(read, first, reader.line_ends)   # the line ends the reader found are used again
-        yield from _line_blocks(pending, name, trec.layout_of("run", format, first, name), block_rows)
-    finally:
-        bar.close()
-        if owned:
-            source.close()
-
-
-class _Pending:
-    """Text read from a file and not yet cut into blocks: chunks as read (no copy until a block is
-    cut), each scanned once for its line ends. ``fill`` reads on until enough lines are held;
-    ``prefetch`` does too but keeps a read error for the ``fill`` that needs those bytes."""
-
-    def __init__(self, read: Callable[[], bytes], first: bytes,
-                 newlines: Callable[[bytes], np.ndarray] = line_ends) -> None:
-        self._read = read
-        self._newlines = newlines
-        self.chunks: list[memoryview] = []
-        self.ends: list[np.ndarray] = []    # the line ends of each chunk, as places in that chunk
-        self.size = 0                       # bytes held
-        self.n_lines = 0                    # line ends held
-        self.eof = not first
-        self.error: InputError | None = None
-        self._add(first)
-
-    def _add(self, chunk: bytes) -> None:
-        if chunk:
-            self.chunks.append(memoryview(chunk))
-            self.ends.append(self._newlines(chunk))
-            self.size += len(chunk)
-            self.n_lines += len(self.ends[-1])
-
-    def fill(self, lines: int) -> None:
-        """Read until ``lines`` line ends are held or the text ends."""
-        while self.n_lines < lines and not self.eof:
-            if self.error is not None:
-                raise self.error
-            chunk = self._read()
-            self.eof = not chunk
-            self._add(chunk)
-
-    def prefetch(self, lines: int) -> None:
-        try:
-            self.fill(lines)
-        except InputError as err:
-            self.error = err
-
-    def line_end(self, j: int) -> int:
-        """The place just after the ``j``-th line end held (1-based; ``j <= n_lines``)."""
-        before = 0
-        for chunk, ends in zip(self.chunks, self.ends):
-            if j <= len(ends):
-                return before + int(ends[j - 1]) + 1
-            j -= len(ends)
-            before += len(chunk)
-        raise AssertionError("fewer line ends held than asked for")
-
-    def head(self, stop: int) -> bytes:
-        """The first ``stop`` bytes held (one copy)."""
-        parts, left = [], stop
-        for chunk in self.chunks:
-            if left <= 0:
-                break
-            parts.append(chunk[:left])
-            left -= len(chunk)
-        return b"".join(parts)
-
-    def drop(self, stop: int) -> None:
-        """Forget the first ``stop`` bytes held (whole lines)."""
-        while stop and stop >= len(self.chunks[0]):
-            stop -= len(self.chunks[0])
-            self.size -= len(self.chunks[0])
-            self.n_lines -= len(self.ends[0])
-            del self.chunks[0], self.ends[0]
-        if stop:
-            ends = self.ends[0]
-            gone = int(np.searchsorted(ends, stop))   # line ends before the cut
-            self.chunks[0] = self.chunks[0][stop:]
-            self.ends[0] = ends[gone:] - stop
-            self.size -= stop
-            self.n_lines -= gone
-
-
-def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Iterator[tuple[Columns, int, bool]]:
-    """The blocks of :func:`trec_blocks`: ``block_rows`` lines are parsed (while the next lines are
-    read), the rows of their last query are held back and parsed again at the start of the next block.
-    A query longer than a block: the rows parsed so far are kept and their lines dropped, and the next
-    ``block_rows`` lines are parsed, until another query starts (lines are parsed once, at most
-    ``block_rows`` at a time: blank lines cost their bytes only)."""
-    line0, row0, want = 1, 0, block_rows
-    seen_text = False
-    carried: list[Columns] = []   # rows of one query, whose lines are dropped
-    ranks: trec.RanksBefore | None = None   # MS MARCO: the carried query's ranks go on in the next block
-    while True:
-        text.fill(want)
-        last = text.eof and text.n_lines <= want
-        block = text.head(text.size if last else text.line_end(want))
-        seen_text = seen_text or bool(block.strip())
-        read_on = None if last else (lambda: text.prefetch(want + block_rows))
-        cols = _parse_lines(block, name, line0, layout, meanwhile=read_on, ranks_before=ranks)
-        del block
-        if last:
-            if cols is None and row0 == 0 and not carried:
-                what = "the file is empty" if not seen_text else "the file holds only blank and comment lines"
-                raise InputError(f"no run line: {what} (expected lines '{layout.fields}')", file=name, line=1)
-            if cols is not None or carried:
-                yield trec.concat_columns(carried + ([cols] if cols is not None else [])), row0, True
-            return
-        keep = want   # lines of the block before the held-back query (all of them: nothing held back)
-        if cols is not None:
-            # the first row of the last query, counting the last carried row as row -1
-            before = [_take(carried[-1], slice(len(carried[-1].value) - 1, None))] if carried else []
-            start = _last_query_start(trec.concat_columns(before + [cols]).query)
-            k = start - len(before)   # the held-back rows of this block start at row k (0: all of them)
-            if start == 0:   # one query so far (the carried one, if any): keep its rows, read on
-                carried.append(cols)
-                ranks = trec.ranks_after(cols, ranks) if layout.negate else None
-            else:
-                assert cols.lines is not None
-                keep = int(cols.lines[k]) - line0
-                block_cols = trec.concat_columns(carried + [_take(cols, slice(0, k))])
-                # the next block starts with the held-back query's first line: every query before it is over
-                if layout.negate:
-                    ranks = (trec.ranks_after(_take(cols, slice(0, k)), ranks) if k
-                             else ranks or trec.RanksBefore()).finished()
-                carried = []
-                yield block_cols, row0, False
-                row0 += len(block_cols.value)
-                del block_cols
-        line0 += keep
-        text.drop(text.line_end(keep) if keep else 0)
-
-
 # ---------------------------------------------------------------------------------------- the driver
-
-
-def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
-    queries = query_codes(ids, ids[:0])
-    return queries.run, queries.labels
 
 
 class _Driver:
@@ -387,7 +114,7 @@ class _Driver:
         """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]`` (an
         int ``pos``: at ``pos + i``)."""
         run, _ = check_same_id_kinds(run, self.qrels)
-        codes, uniques = _codes(run.query)
+        codes, uniques = first_seen_codes(run.query)
         if check_grouped:
             labels = uniques.tolist()
             if not self.seen.isdisjoint(labels):
@@ -396,22 +123,22 @@ class _Driver:
                 raise _NotGrouped(run.label(run.query, i), run.where(i), run.row_text(i))
             self.seen.update(labels)
         if self.empty_run is None:
-            self.empty_run = _take(run, slice(0, 0))
+            self.empty_run = take_rows(run, slice(0, 0))
         idx = self.qlabels.get_indexer(pd.Index(uniques))
         in_qrels = idx >= 0
         row_kept = None if in_qrels.all() else in_qrels[codes]   # None: every row (most blocks)
         if row_kept is not None:   # rows of queries without judgments: checked, then left out
-            check_no_repeated_pairs(_take(run, np.flatnonzero(np.logical_not(row_kept))), "run")
+            check_no_repeated_pairs(take_rows(run, np.flatnonzero(np.logical_not(row_kept))), "run")
         status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
         res = None
         if in_qrels.any():
             kept_q = idx[in_qrels]
             self.used[kept_q] = True
-            qrels = _take(self.qrels, self._qrels_rows(kept_q))
+            qrels = take_rows(self.qrels, self._qrels_rows(kept_q))
             if row_kept is not None:
                 if not isinstance(pos, np.ndarray):
                     pos = int(pos) + np.arange(len(row_kept), dtype=np.int64)
-                run, pos = _take(run, np.flatnonzero(row_kept)), pos[row_kept]
+                run, pos = take_rows(run, np.flatnonzero(row_kept)), pos[row_kept]
             res = self.evaluate_block(qrels, run, pos, self.opts)
         self.done.append((uniques, status, E.aligned_values(uniques, res, self.opts)))
 
@@ -431,8 +158,8 @@ class _Driver:
             status = np.full(len(rest), E.ONLY_QRELS_ZERO if zero else E.ONLY_QRELS_SKIPPED, dtype=np.int8)
             res = None
             if zero:
-                empty = self.empty_run if self.empty_run is not None else _take(self.qrels, slice(0, 0))
-                res = E._evaluate(_take(self.qrels, self._qrels_rows(rest)), empty, np.zeros(0, np.int64), self.opts)
+                empty = self.empty_run if self.empty_run is not None else take_rows(self.qrels, slice(0, 0))
+                res = E._evaluate(take_rows(self.qrels, self._qrels_rows(rest)), empty, np.zeros(0, np.int64), self.opts)
             self.done.append((labels, status, E.aligned_values(labels, res, self.opts)))
         out = pd.DataFrame({"query_id": np.concatenate([d[0] for d in self.done]),
                             "status": np.concatenate([d[1] for d in self.done]),
@@ -442,187 +169,7 @@ class _Driver:
         return E.to_results(kept.reset_index(drop=True), self.opts)
 
 
-# ------------------------------------------------------------------------------- the second pass
-
-
-def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where: str,
-              ) -> Generator[tuple[Columns, np.ndarray], None, None]:
-    """Blocks of whole queries of any run: its rows written to ``n_buckets`` temporary Arrow files by a
-    hash of the query id, then read back one file at a time (rows in file order in each)."""
-    import pyarrow.ipc as ipc
-
-    with tempfile.TemporaryDirectory(prefix="tierank-", dir=where) as tmp:
-        writers: dict[int, Any] = {}
-        template: Columns | None = None
-        try:
-            for cols, row0, _ in blocks:
-                cols = normalized(cols, "score")
-                if template is None:
-                    template = _take(cols, slice(0, 0))
-                n = len(cols.value)
-                codes, uniques = _codes(cols.query)   # each query id coded once
-                bucket = (pd.util.hash_array(uniques) % np.uint64(n_buckets)).astype(np.int64)[codes]
-                order = np.argsort(bucket, kind="stable")
-                bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
-                table = pa.table({"q": _arrow(cols.query), "d": _arrow(cols.doc), "v": pa.array(cols.value),
-                                  "pos": pa.array(row0 + np.arange(n, dtype=np.int64)),
-                                  "line": pa.array(cols.lines if cols.lines is not None
-                                                   else np.zeros(n, np.int64))})
-                for b in np.flatnonzero(np.diff(bounds)).tolist():   # a loop over buckets, not queries
-                    part = table.take(pa.array(order[bounds[b]:bounds[b + 1]]))
-                    if b not in writers:
-                        writers[b] = ipc.new_file(os.path.join(tmp, f"{b}.arrow"), part.schema)
-                    writers[b].write_table(part)
-        finally:
-            for w in writers.values():
-                w.close()
-        assert template is not None
-        for b in sorted(writers):
-            with pa.OSFile(os.path.join(tmp, f"{b}.arrow")) as source:   # read into memory: the file can go
-                table = ipc.open_file(source).read_all()
-            q, d = table.column("q").combine_chunks(), table.column("d").combine_chunks()
-            cols = replace(template, query=q.to_numpy() if is_integer_ids(template.query) else q,
-                           doc=d.to_numpy() if is_integer_ids(template.doc) else d,
-                           value=table.column("v").to_numpy(),
-                           lines=None if template.lines is None else table.column("line").to_numpy())
-            yield cols, table.column("pos").to_numpy()
-            del table, cols
-
-
-def _arrow(ids: Any) -> Any:
-    if isinstance(ids, np.ndarray):
-        return pa.array(ids)
-    return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-
-
 # -------------------------------------------------------------------------------------- entry point
-
-
-def is_run_file(run: Any) -> bool:
-    """Whether ``run`` names a file (a path, or a :class:`tierank.io.trec.TextInput`), which
-    :func:`tierank.evaluate` and the tie report read in blocks of whole queries."""
-    return isinstance(run, (str, os.PathLike, trec.TextInput))
-
-
-def is_parquet(path: Any) -> bool:
-    """Whether ``path`` is a directory (a Parquet dataset) or a regular file starting with Parquet's magic
-    bytes. Anything else (a pipe, a FIFO, ``/dev/stdin``) is not opened here: its bytes would be gone;
-    the text reader that reads it refuses Parquet bytes there (Parquet needs random access)."""
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        return False
-    if os.path.isdir(path):
-        return True
-    return sniff_path(path) == "parquet"
-
-
-class _read_ahead:   # noqa: N801 - used as a function returning an iterator
-    """``blocks``, read on a thread started at once while the caller does something else (reading the
-    qrels, evaluating the current block: reading and pyarrow's parsing release the GIL), at most
-    ``depth`` blocks ahead (memory grows by that many blocks; :meth:`keep` changes it). The reader's
-    errors are raised where its block would have come, and the reader stops when the caller closes
-    the iterator or comes to its end."""
-
-    _END = object()
-
-    def __init__(self, blocks: Iterator[Any], depth: int = 1) -> None:
-        self.blocks = blocks
-        self.ready: queue.Queue = queue.Queue(maxsize=depth)
-        self.stop = threading.Event()
-        self.finished = False
-        self.reader = threading.Thread(target=self._read, name="tierank-read-ahead", daemon=True)
-        self.reader.start()
-
-    def keep(self, depth: int) -> None:
-        """Read at most ``depth`` blocks ahead from now on."""
-        with self.ready.mutex:
-            self.ready.maxsize = depth
-
-    def _read(self) -> None:
-        try:
-            for item in self.blocks:
-                while not self.stop.is_set():
-                    try:
-                        self.ready.put((item, None), timeout=0.05)
-                        break
-                    except queue.Full:
-                        continue
-                if self.stop.is_set():
-                    return
-            self.ready.put((self._END, None))
-        except BaseException as err:   # noqa: BLE001 - handed to the caller's thread, raised there
-            self.ready.put((None, err))
-        finally:
-            close = getattr(self.blocks, "close", None)
-            if close is not None:
-                close()
-
-    def __iter__(self) -> "_read_ahead":
-        return self
-
-    def __next__(self) -> Any:
-        if self.finished:
-            raise StopIteration
-        item, err = self.ready.get()
-        if err is not None or item is self._END:
-            self.close()
-            if err is not None:
-                raise err
-            raise StopIteration
-        return item
-
-    def close(self, wait: bool = True) -> None:
-        """Stop the reader; ``wait``: until it has stopped (``False`` when the process is being stopped,
-        by SIGTERM or Ctrl-C: a reader waiting for a pipe's next bytes is left behind, a daemon thread)."""
-        self.finished = True
-        self.stop.set()
-        while wait and self.reader.is_alive():   # let a reader blocked on the full queue see the stop
-            try:
-                self.ready.get(timeout=0.05)
-            except queue.Empty:
-                pass
-        if wait:
-            self.reader.join()
-
-
-@dataclass
-class _Source:
-    """A run file: its blocks, how many buckets a second pass needs, what to say when it is not grouped."""
-
-    blocks: Callable[[], Iterator[tuple[Columns, int, bool]]]
-    n_buckets: Callable[[], int]
-    name: str
-    sort_hint: str
-    # workers -> (rows, one callable giving the blocks of each worker): a run split between processes
-    parts: Callable[[int | None], tuple[int, list[Callable[[], Iterator[tuple[Columns, int, bool]]]]]] | None = None
-
-
-def _trec_source(path: Any, block_rows: int, progress: bool | None, opened: Input) -> _Source:
-    """A text run, opened once (``opened``): the first pass reads it, a second pass reads it again from
-    its start (:meth:`tierank.io.source.Input.rewind`: the same file, or the copy of a pipe)."""
-    name = opened.name
-    passes = 0
-
-    def blocks() -> Iterator[tuple[Columns, int, bool]]:
-        nonlocal passes
-        if passes:
-            opened.rewind()   # the first pass's reader has stopped: the rest of a pipe is copied now
-        passes += 1
-        return trec_blocks(path, block_rows, progress, source=opened)
-
-    def n_buckets() -> int:
-        size = opened.size()
-        size = (opened.spooled_size() if size is None else size) * (5 if opened.kind == "gzip" else 1)
-        return int(min(_MAX_BUCKETS, max(1, -(-size // (25 * block_rows)))))   # >= 25 bytes a line
-    if not opened.regular:
-        command = "... | LC_ALL=C sort -s -k1,1 | tierank ..."
-    elif opened.kind == "gzip":
-        command = f"zcat {name} | LC_ALL=C sort -s -k1,1 | gzip > sorted.txt.gz"
-    else:
-        command = f"LC_ALL=C sort -s -k1,1 {name} > sorted.txt"
-    hint = (f"sort the file keeping the order of each query's lines, e.g. `{command}` (only ties='random' "
-            "depends on where the lines stand), or evaluate it with stream=None (the default), which reads "
-            "it a second time through temporary files")
-    return _Source(blocks, n_buckets, name, hint)
 
 
 def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected", bounds: bool = False,
@@ -679,8 +226,6 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     >>> tierank.evaluate(qrels, path, ["RR"], stream=False).mean
     {'RR': 0.625}
     """
-    from ..io.frames import to_columns
-
     opts = E.Options.checked(measures, ties=ties, bounds=bounds, missing=missing, seed=seed,
                              no_relevant=no_relevant, trec_eval_version=trec_eval_version,
                              judged_only=judged_only, max_docs=max_docs, tie_cost_budget=tie_cost_budget)
@@ -691,22 +236,19 @@ def evaluate_file(qrels: Any, run: Any, measures: Any, *, ties: str = "expected"
     if evaluate_block is not None:   # it may keep state (the tie report does): in this process only
         workers = 1
     if is_parquet(run):
-        from .parquet import parquet_source
         return _evaluate_source(qrels, parquet_source(run, block_rows, progress), opts, grouped_only,
                                 evaluate_block, workers, progress)
     # opened once; a pipe is copied to an anonymous temporary file as it is read, for a second pass
-    with trec.open_input(run, spool=not grouped_only) as opened:
-        return _evaluate_source(qrels, _trec_source(run, block_rows, progress, opened), opts, grouped_only,
+    with open_input(run, spool=not grouped_only) as opened:
+        return _evaluate_source(qrels, trec_source(run, block_rows, progress, opened), opts, grouped_only,
                                 evaluate_block, workers, progress)
 
 
-def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only: bool,
+def _evaluate_source(qrels: Any, source: RunSource, opts: E.Options, grouped_only: bool,
                      evaluate_block: Any, workers: int | None = 1, progress: bool | None = None) -> Results:
-    from ..io.frames import to_columns
-
     rows, parts = source.parts(workers) if source.parts is not None and workers != 1 else (0, [])
     # a run evaluated here is read while the qrels are: up to _EARLY_BLOCKS blocks, then one at a time
-    reader = _read_ahead(source.blocks(), _EARLY_BLOCKS) if len(parts) < 2 else None
+    reader = read_ahead(source.blocks(), _EARLY_BLOCKS) if len(parts) < 2 else None
     try:
         # a path: TREC text or Parquet, read once
         q = normalized(to_columns(qrels, "qrels"), "grade", trec_eval=opts.ties == "trec_eval")
@@ -714,7 +256,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
         if reader is None:
             if _in_workers(driver, q, parts, rows, progress, source.name):
                 return driver.results()
-            reader = _read_ahead(source.blocks())
+            reader = read_ahead(source.blocks())
         reader.keep(1)
         q_checked = False
         for cols, row0, last in reader:
@@ -733,7 +275,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: E.Options, grouped_only:
                              f"{source.sort_hint}", **err.where) from None
         driver = _Driver(q, opts, evaluate_block)
         # closed at once when anything stops the loop: the temporary files go with it
-        with closing(_bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
+        with closing(bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
             for cols, pos in buckets:
                 driver.add(cols, pos, check_grouped=False)
     finally:
@@ -749,8 +291,6 @@ def _in_workers(driver: _Driver, qrels: Columns, parts: list[Callable[[], Iterat
     ``driver``; False (``driver`` untouched) when this process must evaluate it, which then raises or
     warns as always (a worker raised or warned, a query is met by two workers, a judged query never
     met has a repeated pair)."""
-    from .workers import evaluate_in_workers
-
     outs = evaluate_in_workers(driver, parts, progress, rows, name)
     if outs is None:
         return False
@@ -759,7 +299,7 @@ def _in_workers(driver: _Driver, qrels: Columns, parts: list[Callable[[], Iterat
         return False
     used = np.logical_or.reduce([out[1] for out in outs])
     try:   # the judged queries no worker met (the others' qrels were checked by their blocks' join)
-        check_no_repeated_pairs(_take(qrels, driver._qrels_rows(np.flatnonzero(~used))), "qrels")
+        check_no_repeated_pairs(take_rows(qrels, driver._qrels_rows(np.flatnonzero(~used))), "qrels")
     except InputError:
         return False
     for done, _, empty_run in outs:

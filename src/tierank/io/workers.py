@@ -7,7 +7,7 @@ process), :func:`evaluate_in_workers` forks ``workers`` processes, which share t
 the queries that *start* in that range, block by block as :mod:`tierank.io.stream` does (each row at
 its row number in the whole dataset, so every tie mode orders ties as in memory): it leaves out the
 leading rows of a query that started before its range and reads its last query to its end (see
-``rows=`` of :func:`tierank.io.parquet.parquet_blocks`). Each worker sends back its per-query values
+``rows=`` of :func:`tierank.io.blocks.parquet_blocks`). Each worker sends back its per-query values
 only; the caller puts them together in row order, so the results are those of one process bit for bit.
 A worker runs without tierank's background threads (:mod:`tierank._threads`): the processes already
 keep every core busy.
@@ -25,8 +25,6 @@ blocks (about ``block_rows`` rows each, as in one process) per worker.
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.connection
 import os
 import sys
 import warnings
@@ -51,6 +49,8 @@ _POLL_SECONDS = 0.2
 
 def can_fork() -> bool:
     """Whether worker processes can be forked here (Linux, and not inside a daemonic process)."""
+    import multiprocessing
+
     return sys.platform.startswith("linux") and not multiprocessing.current_process().daemon
 
 
@@ -128,11 +128,13 @@ def _start(ctx: Any, target: Callable, args: tuple) -> Any:
 
 def evaluate_in_workers(driver: Any, parts: list[Callable[[], Iterator[Any]]], progress: bool | None, total: int,
                         name: str) -> list[tuple[list, np.ndarray, Any]] | None:
-    """Evaluate the blocks of each part (``part()``: blocks as :func:`tierank.io.stream.trec_blocks`
+    """Evaluate the blocks of each part (``part()``: blocks as :func:`tierank.io.blocks.trec_blocks`
     yields them) in its own process with a copy of ``driver`` (:class:`tierank.io.stream._Driver`),
     the bar counting ``total`` rows: what each copy computed (``done``, ``used``, ``empty_run``), in
     the order of the parts, or None when a worker raised, warned or died, or when no process could be
     started (no semaphores, a process limit)."""
+    import multiprocessing
+
     ctx = multiprocessing.get_context("fork")
     processes, receivers = [], []
     bar = None
@@ -164,6 +166,8 @@ def evaluate_in_workers(driver: Any, parts: list[Callable[[], Iterator[Any]]], p
 
 def _receive(receivers: list[Any], counter: Any, bar: ProgressBar) -> list[Any]:
     """What each worker sends (None for a worker that died), updating the bar as rows are evaluated."""
+    import multiprocessing.connection
+
     outs: list[Any] = [None] * len(receivers)
     waiting = dict(enumerate(receivers))
     shown = 0
