@@ -171,11 +171,14 @@ def _tierank(ties, measures=MEASURES):
 
 def _tierank_all_trec(inp):
     """trec_eval's all_trec set (every measure, its default parameters), tie-aware, in one call."""
-    import tierank
-    from tierank.cli import expand_measures
+    import warnings
 
-    shown, _ = expand_measures(["all_trec"])
-    measures = list(dict.fromkeys(m.measure for m in shown))
+    import tierank
+    from tierank.measures import expand
+
+    with warnings.catch_warnings():       # the members of all_trec tierank does not compute are named
+        warnings.simplefilter("ignore")
+        measures = expand("all_trec")
     mean = tierank.evaluate(inp["qrels"], inp["run"], measures, ties="expected").mean
     return {k: v for k, v in mean.items() if v is not None}   # RelString is text: no mean
 

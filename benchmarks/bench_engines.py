@@ -154,8 +154,11 @@ def run_spark_apply(run_path: Path, qrels_path: Path) -> dict:
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    import tierank._engines as E
+    from dataclasses import replace
+
+    import tierank.engine.partitioned as E
     import tierank.spark as S
+    from tierank.engine.options import Options
 
     spark = _spark()
     spark.range(10).count()
@@ -163,9 +166,7 @@ def run_spark_apply(run_path: Path, qrels_path: Path) -> dict:
         t0 = time.perf_counter()
         run, qrels = spark.read.parquet(str(run_path)), spark.read.parquet(str(qrels_path))
         names = (E.find_columns(run.columns, "run"), E.find_columns(qrels.columns, "qrels"))
-        opts = E.replace(E.Options.checked(MEASURES, ties="expected", bounds=False, missing="skip", seed=0,
-                                           no_relevant="zero", trec_eval_version=10, judged_only=False,
-                                           max_docs=None), names=names)
+        opts = replace(Options.checked(MEASURES), names=names)
         values = S._value_names(run, qrels, names)
         rows = S._select(run, names[0], 0, F, values[0]).unionByName(S._select(qrels, names[1], 1, F, values[1]),
                                                                      allowMissingColumns=True)

@@ -3,7 +3,7 @@ torchmetrics and the floor (read the input once, sort it once), on the same gene
 
     python benchmarks/run.py                 # everything, about 20 min on 2 cores
     python benchmarks/run.py --quick         # small sizes, a smoke run (~3 min)
-    python benchmarks/run.py --tasks 1 --readme
+    python benchmarks/run.py --tasks 1 --docs  # writes docs/benchmarks.md and README.md's summary
 
 Every measurement runs in a fresh subprocess (see measure.py); a library that is missing, fails or times out
 gives a row saying why. See benchmarks/README.md for what each task and column means.
@@ -31,7 +31,11 @@ sys.path.insert(0, str(HERE))
 import anchors
 from measure import run_subprocess
 
+# the full table goes between these markers of docs/benchmarks.md, a short summary between the others in
+# README.md
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+SUMMARY_START, SUMMARY_END = "<!-- bench-summary:start -->", "<!-- bench-summary:end -->"
+PAGE = ROOT / "docs" / "benchmarks.md"
 LIBS = ["tierank", "numpy", "pandas", "pyarrow", "pytrec-eval-terrier", "ranx", "numba", "ir-measures",
         "scikit-learn", "torch", "torchmetrics"]
 TASK_TITLES = {
@@ -257,6 +261,8 @@ EXTRAS = [
      ["--queries", "10000"], ["--queries", "1000"]),
     ("Training-loop metrics: Keras (each backend, compiled) and PyTorch (issue 11)", "bench_frameworks.py",
      ["--repeat", "7"], ["--repeat", "3"]),
+    ("Start-up: a fresh process against importing numpy and pyarrow (issue 28)", "bench_startup.py",
+     ["--repeat", "10"], ["--repeat", "3"]),
 ]
 
 
@@ -277,7 +283,7 @@ def run_extras(config: dict, timeout: float) -> list[str]:
             out = [f"stopped after {timeout * 4:.0f} s"]
         sys.stderr.write(f"{time.perf_counter() - t0:.0f} s\n")
         body = out if any(x.startswith("|") for x in out) else ["```", *out, "```"]   # a markdown table, or text
-        lines += [f"#### {title}", f"`python benchmarks/{script} {' '.join(quick if config['quick'] else full)}`",
+        lines += [f"### {title}", f"`python benchmarks/{script} {' '.join(quick if config['quick'] else full)}`",
                   "", *body, ""]
     return lines
 
@@ -301,14 +307,43 @@ def render(rows, info, elapsed, config, extras=()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_readme(path: Path, text: str) -> None:
-    block = f"{START}\n{text}{END}"
-    old = path.read_text() if path.exists() else ""
-    if START in old and END in old:
-        new = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, old, count=1, flags=re.DOTALL)
-    else:
-        new = old.rstrip("\n") + "\n\n## Benchmark\n\n" + block + "\n"
-    path.write_text(new)
+def summary(rows: list[dict], info: list[str], page: str) -> str:
+    """A few lines for README.md: per data set, tierank's time and each other library's fastest, with
+    where the full table is (``page``, a link relative to README.md)."""
+    lines = []
+    for group in dict.fromkeys(r["group"] for r in rows):
+        done = [r for r in rows if r["group"] == group and not r.get("failed") and not r["floor"]]
+        ours = next((r for r in done if (r["library"], r["mode"]) == anchors.REFERENCE), None)
+        if ours is None:
+            continue
+        others = {}
+        for r in done:
+            if r["library"] != "tierank" and (r["library"] not in others
+                                               or r["compute"] < others[r["library"]]["compute"]):
+                others[r["library"]] = r
+        if not others:
+            continue
+        them = ", ".join(f"{lib} {_t(r['compute'])} s ({r['compute'] / ours['compute']:.1f}x)"
+                         for lib, r in others.items())
+        lines.append(f"- {ours['data']} (task {ours['task']}): tierank {_t(ours['compute'])} s; {them}")
+    machine = next((x[len("Machine: "):] for x in info if x.startswith("Machine: ")), "this machine")
+    return "\n".join([
+        f"`make bench`, {_dt.date.today().isoformat()}, on {machine}: compute time from each library's "
+        "natural input to the means, tierank's tie-aware (`expected`) value against the anchors' fastest "
+        "way (in brackets: their time / tierank's).", "", *lines, "",
+        f"The full table (memory, first calls, floors, the targets, and the benchmarks of streaming, Spark "
+        f"and Dask, the tie report, Keras and PyTorch, start-up time) is in [{page}]({page})."]) + "\n"
+
+
+def write_block(path: Path, text: str, start: str = START, end: str = END) -> None:
+    """Replace what lies between the markers ``start`` and ``end`` of ``path`` by ``text``; the markers
+    must be there (a page without them is an error, not a page with a block appended)."""
+    old = path.read_text(encoding="utf-8")
+    if start not in old or end not in old:
+        raise SystemExit(f"{path} has no {start} ... {end} block to rewrite")
+    block = f"{start}\n{text}{end}"
+    new = re.sub(re.escape(start) + r".*?" + re.escape(end), lambda _: block, old, count=1, flags=re.DOTALL)
+    path.write_text(new, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,11 +364,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--big-strings", action="store_true",
                    help="task 5: also string ids at 10x more queries (about 8 min more)")
     p.add_argument("--out", default=str(HERE / "out" / "table.md"), help="where to write the table")
-    p.add_argument("--readme", nargs="?", const=str(ROOT / "README.md"), default=None,
-                   help="rewrite the block between the bench markers in README.md (or the file given)")
+    p.add_argument("--docs", nargs="?", const=str(PAGE), default=None,
+                   help="rewrite the table in docs/benchmarks.md (or the page given) and the summary in README.md")
+    p.add_argument("--readme", default=str(ROOT / "README.md"),
+                   help="the README whose summary --docs rewrites (default: the project's README.md)")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--no-extras", action="store_true",
-                   help="skip the feature benchmarks (streaming, Spark/Dask, tie report, Keras/PyTorch)")
+                   help="skip the feature benchmarks (streaming, Spark/Dask, tie report, Keras/PyTorch, start-up)")
     a = p.parse_args(argv)
     config = {"quick": a.quick, "tasks": sorted({int(t) for t in a.tasks.split(",") if t.strip()}),
               "repeat": a.repeat or (3 if a.quick else 5), "budget": a.budget if a.budget is not None else (3.0 if a.quick else 15.0),
@@ -364,16 +401,20 @@ def main(argv: list[str] | None = None) -> int:
                           f"peak {_mb(row['mem'])} MB") + f" [{res.get('wall', 0):.0f} s]\n")
     add_ratios(rows)
     extras = [] if a.no_extras or a.only else run_extras(config, timeout)
-    text = render(rows, machine_info(load_start), time.perf_counter() - t0, config, extras)
+    info = machine_info(load_start)
+    text = render(rows, info, time.perf_counter() - t0, config, extras)
     print(text)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     (out.with_suffix(".json")).write_text(json.dumps(rows, indent=1, default=str))
     sys.stderr.write(f"table written to {out}\n")
-    if a.readme:
-        write_readme(Path(a.readme), text)
-        sys.stderr.write(f"README block rewritten in {a.readme}\n")
+    if a.docs:
+        page, readme = Path(a.docs).resolve(), Path(a.readme).resolve()
+        write_block(page, text)
+        write_block(readme, summary(rows, info, os.path.relpath(page, readme.parent)),
+                    SUMMARY_START, SUMMARY_END)
+        sys.stderr.write(f"table rewritten in {page}, summary in {readme}\n")
     return 0
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import tierank
 from tierank import InputError
-from tierank.io import stream, trec
+from tierank.io import blocks, stream, trec
 from tierank.io.trec import TextInput
 from tierank.engine.core import evaluate_lists, prepare_lists
 from tierank.engine.options import Options
@@ -227,7 +227,7 @@ def test_reading_a_pipe_equals_reading_the_file(tmp_path, monkeypatch, lines, co
     data = gzip.compress(text) if compress else text
     path = tmp_path / "run"
     path.write_bytes(data)
-    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(blocks, "_READ_BYTES", read_bytes)
     monkeypatch.setattr(trec, "_READ_BYTES", read_bytes)
     try:
         want = trec.read_run_columns(str(path))
@@ -235,9 +235,9 @@ def test_reading_a_pipe_equals_reading_the_file(tmp_path, monkeypatch, lines, co
         pytest.fail(f"the file itself is refused: {err}")
     with pipe_path(data) as pipe:
         _same_columns(trec.read_run_columns(pipe), want)
-    want_blocks = [(c.query, c.value, first) for c, first, _ in stream.trec_blocks(str(path), block_rows, False)]
+    want_blocks = [(c.query, c.value, first) for c, first, _ in blocks.trec_blocks(str(path), block_rows, False)]
     with pipe_path(data) as pipe:
-        got_blocks = [(c.query, c.value, first) for c, first, _ in stream.trec_blocks(pipe, block_rows, False)]
+        got_blocks = [(c.query, c.value, first) for c, first, _ in blocks.trec_blocks(pipe, block_rows, False)]
     assert len(got_blocks) == len(want_blocks)
     for (q1, v1, f1), (q2, v2, f2) in zip(got_blocks, want_blocks):
         assert f1 == f2 and list(q1) == list(q2) and np.array_equal(v1, v2)
@@ -245,7 +245,7 @@ def test_reading_a_pipe_equals_reading_the_file(tmp_path, monkeypatch, lines, co
 
 # ------------------------------------------------------------------------------ temporary files
 
-_LAUNCH = ("import sys, tierank.io.stream as s; s.DEFAULT_BLOCK_ROWS = 500; from tierank.cli import main; "
+_LAUNCH = ("import sys, tierank.engine.streamed as s; s.DEFAULT_BLOCK_ROWS = 500; from tierank.cli import main; "
            "sys.argv[0] = 'tierank'; main()")
 
 
@@ -344,7 +344,7 @@ def endless_pipe(pattern: bytes, limit: int):
 def _readers():
     """Every reader of a run's text: the whole-file reader, the streamed reader, the run tag."""
     return {"whole file": trec.read_run_columns,
-            "streamed": lambda path: list(stream.trec_blocks(path, 1 << 18, False)),
+            "streamed": lambda path: list(blocks.trec_blocks(path, 1 << 18, False)),
             "run tag": trec.read_run_tag}
 
 
@@ -442,9 +442,9 @@ def test_line_limit_and_nul_checked_as_the_bytes_arrive(lines, end, compress, re
         assert err is None and b"".join(got) == text[:stop]
         # the text check of what was read says what the whole text's says, at the oracle's line
         with pytest.raises(InputError) as checked:
-            trec._check_text(b"".join(got), "text")
+            trec.check_text(b"".join(got), "text")
         with pytest.raises(InputError) as whole:
-            trec._check_text(text, "text")
+            trec.check_text(text, "text")
         assert (checked.value.message, checked.value.line) == (whole.value.message, whole.value.line)
         assert checked.value.line == want[0]
     else:
@@ -473,7 +473,7 @@ def test_blank_lines_cost_no_memory_per_line(tmp_path, monkeypatch, reader):
     import tracemalloc
 
     monkeypatch.setattr(trec, "_READ_BYTES", 1 << 20, raising=False)   # the whole-file reader's reads
-    monkeypatch.setattr(stream, "_READ_BYTES", 1 << 20)
+    monkeypatch.setattr(blocks, "_READ_BYTES", 1 << 20)
     blank = 16 << 20
     path = tmp_path / "run.txt"
     path.write_bytes(b"q1 Q0 d1 1 1 t\n" + b"\n" * (blank // 2) + b" \r\n" * (blank // 6) + b"q1 Q0 d2 1 1 t\n")
@@ -483,7 +483,7 @@ def test_blank_lines_cost_no_memory_per_line(tmp_path, monkeypatch, reader):
         if reader == "whole file":
             parts = [trec.read_run_columns(str(path))]
         else:
-            parts = [cols for cols, _, _ in stream.trec_blocks(str(path), 1 << 18, False)]
+            parts = [cols for cols, _, _ in blocks.trec_blocks(str(path), 1 << 18, False)]
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

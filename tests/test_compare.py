@@ -24,7 +24,7 @@ from click.testing import CliRunner
 import tierank
 from tierank.cli import main
 from tierank.comparison import Comparison, compare, holm, paired_test
-from tierank.io.trec import write_qrels, write_run
+from tierank.io.write import write_qrels, write_run
 
 RANKS = {"A": (1, 1, 1), "B": (2, 1, 4), "C": (4, 4, 4)}
 QUERIES = ("q1", "q2", "q3")

@@ -1,5 +1,7 @@
 """The documentation site builds (warnings are errors, every cross-reference resolves), its examples
-pass, and the measure reference lists every measure of the registry.
+pass, and the measure reference lists every measure of the registry. The pages' ```console blocks (on
+trec_eval's test files) run in a shell as the README's do (tests/test_readme.py), and ``make bench``'s
+writer of the benchmark page works on a small fake result.
 
 One Sphinx run per session, in a temporary directory: the HTML builder then the doctest builder, in one
 subprocess (the documentation sets KERAS_BACKEND and imports every optional module; the test process
@@ -21,10 +23,12 @@ pytest.importorskip("furo")
 pytest.importorskip("numpydoc")
 pytest.importorskip("myst_parser")
 
+from test_readme import run_console_blocks  # noqa: E402
 from tierank.measures._registry import REGISTRY  # noqa: E402
 from tierank.measures.radius import RADIUS_FAMILIES  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+BENCHMARKS = DOCS.parent / "benchmarks"
 
 _BUILD = """
 import sys
@@ -61,7 +65,7 @@ def _ids(path: Path) -> set[str]:
 
 def test_build_passes_with_warnings_as_errors(site: Path) -> None:
     for page in ("index", "start-trec", "start-codes", "start-matrices", "start-training", "start-clusters",
-                 "measures", "cli", "api", "conventions", "anchors", "maths", "scale"):
+                 "measures", "cli", "api", "conventions", "anchors", "maths", "scale", "report", "benchmarks"):
         assert (site / "html" / f"{page}.html").is_file(), page
 
 
@@ -71,7 +75,7 @@ def test_doctests_ran_and_passed(site: Path) -> None:
     assert tests >= 50, report[-2000:]
     assert re.search(r"^\s*0 failures in tests$", report, flags=re.M), report[-5000:]
     for page in ("index", "start-trec", "start-codes", "start-matrices", "start-training", "start-clusters",
-                 "conventions", "anchors"):
+                 "conventions", "anchors", "measures"):
         assert f"Document: {page}" in report, page
 
 
@@ -133,3 +137,47 @@ def test_cli_examples_are_real_output(site: Path) -> None:
     assert "$ tierank qrels.txt run.txt -m nDCG@3 AP P@2 RR" in text
     assert "run.txt: 2 queries, ties=expected" in text
     assert "tierank: error: bad.txt:2:" in text
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md") if "```console" in p.read_text(encoding="utf-8")))
+def test_console_examples_are_real_output(page: str, tmp_path: Path) -> None:
+    differences = run_console_blocks((DOCS / page).read_text(encoding="utf-8"), tmp_path)
+    assert not differences, "\n".join(differences)
+
+
+def test_console_examples_cover_the_pages_that_show_commands() -> None:
+    pages = {p.name for p in DOCS.glob("*.md") if "```console" in p.read_text(encoding="utf-8")}
+    assert {"start-trec.md", "report.md"} <= pages
+
+
+def test_make_bench_writes_the_benchmark_page_and_the_readme_summary(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import run
+
+    def row(task, data, library, mode, compute, floor=False):
+        return {"task": task, "data": data, "library": library, "mode": mode, "group": f"{task}-{data}",
+                "floor": floor, "compute": compute, "failed": False}
+
+    rows = [row("1", "str ids", "tierank", "expected", 0.5), row("1", "str ids", "pytrec_eval", "trec_eval", 4.0),
+            row("1", "str ids", "ranx", "from dicts", 1.6), row("1", "str ids", "ranx", "from DataFrames", 1.5),
+            row("1", "str ids", "floor", "np.lexsort", 0.3, floor=True),
+            row("3", "dense", "tierank", "expected", 0.6)]
+    text = run.summary(rows, ["Machine: a test machine, 2 cores"], "docs/benchmarks.md")
+    assert "- str ids (task 1): tierank 0.500 s; pytrec_eval 4.00 s (8.0x), ranx 1.50 s (3.0x)\n" in text
+    assert "dense" not in text and "np.lexsort" not in text     # no anchor to compare with; floors apart
+    assert "on a test machine, 2 cores:" in text
+    assert "[docs/benchmarks.md](docs/benchmarks.md)" in text
+
+    page, readme = tmp_path / "benchmarks.md", tmp_path / "README.md"
+    page.write_text("# Benchmarks\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\nafter\n")
+    readme.write_text("# x\n<!-- bench-summary:start -->\nold\n<!-- bench-summary:end -->\n## Next\n")
+    run.write_block(page, "| new | table |\n")
+    run.write_block(readme, text, run.SUMMARY_START, run.SUMMARY_END)
+    assert page.read_text() == "# Benchmarks\n\n<!-- bench:start -->\n| new | table |\n<!-- bench:end -->\nafter\n"
+    assert readme.read_text() == f"# x\n<!-- bench-summary:start -->\n{text}<!-- bench-summary:end -->\n## Next\n"
+    with pytest.raises(SystemExit, match="no <!-- bench:start -->"):
+        run.write_block(readme, "x\n")
+    for path, start, end in ((DOCS / "benchmarks.md", run.START, run.END),
+                             (DOCS.parent / "README.md", run.SUMMARY_START, run.SUMMARY_END)):
+        text = path.read_text(encoding="utf-8")
+        assert text.count(start) == 1 and text.count(end) == 1, path

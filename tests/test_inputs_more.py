@@ -455,15 +455,16 @@ def test_ungrouped_stdin_second_pass_reads_the_whole_stream(files, monkeypatch, 
     # rest of standard input: both reading it at once could lose or reorder lines
     import threading
 
-    import tierank.io.stream as stream
+    import tierank.io.blocks as blocks
+    import tierank.engine.streamed as stream
 
-    monkeypatch.setattr(stream, "_READ_BYTES", chunk)
-    bucketed = stream._bucketed
+    monkeypatch.setattr(blocks, "_READ_BYTES", chunk)
+    bucketed = stream.bucketed
 
     def second_pass(*args, **kw):
         assert not any(t.name == "tierank-read-ahead" for t in threading.enumerate())
         yield from bucketed(*args, **kw)
-    monkeypatch.setattr(stream, "_bucketed", second_pass)
+    monkeypatch.setattr(stream, "bucketed", second_pass)
     want = evaluate(str(files / "qrels.txt"), str(files / "shuffled.txt"))
     with open(files / "shuffled.txt", "rb") as fh:
         monkeypatch.setattr(sys, "stdin", _Stdin(fh))

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import tierank
 import tierank.io.trec as trec
 from tierank import InputError
+from tierank.io.write import write_qrels, write_run
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 ENGINES = ("pyarrow-fast", "pyarrow-general", "pandas")
@@ -331,7 +332,7 @@ def test_missing_file_is_an_os_error(tmp_path):
 def test_write_run_round_trip_and_trec_eval_order(tmp_path, engine):
     run = {"q2": {"a": 0.5}, "q1": {"d1": 0.5, "d2": 0.5, "d3": 0.9, "d4": 0.1 + 0.2}}
     path = tmp_path / "run.txt"
-    trec.write_run(run, path, tag="mine")
+    write_run(run, path, tag="mine")
     assert path.read_text().splitlines() == [
         "q1 Q0 d3 1 0.9 mine", "q1 Q0 d2 2 0.5 mine", "q1 Q0 d1 3 0.5 mine",
         "q1 Q0 d4 4 0.30000000000000004 mine", "q2 Q0 a 1 0.5 mine"]
@@ -345,7 +346,7 @@ def test_write_qrels_round_trip_and_gzip(tmp_path, engine):
     qrels = pd.DataFrame({"query_id": ["q1", "q1", "q0"], "doc_id": ["d1", "d9", "x"],
                           "relevance": [2, -2, 0.5]})
     path = tmp_path / "qrels.txt.gz"
-    trec.write_qrels(qrels, path)
+    write_qrels(qrels, path)
     assert gzip.decompress(path.read_bytes()).decode().splitlines() == [
         "q0 0 x 0.5", "q1 0 d1 2", "q1 0 d9 -2"]
     back = trec.read_qrels(path)
@@ -354,11 +355,11 @@ def test_write_qrels_round_trip_and_gzip(tmp_path, engine):
 
 def test_writers_refuse_what_could_not_be_read_back(tmp_path):
     with pytest.raises(InputError, match="whitespace"):
-        trec.write_run({"q1": {"doc one": 1.0}}, tmp_path / "r.txt")
+        write_run({"q1": {"doc one": 1.0}}, tmp_path / "r.txt")
     with pytest.raises(InputError, match="whitespace"):
-        trec.write_qrels({"#q": {"d": 1}}, tmp_path / "q.txt")
+        write_qrels({"#q": {"d": 1}}, tmp_path / "q.txt")
     with pytest.raises(InputError, match="tag"):
-        trec.write_run({"q1": {"d": 1.0}}, tmp_path / "r.txt", tag="two words")
+        write_run({"q1": {"d": 1.0}}, tmp_path / "r.txt", tag="two words")
 
 
 def test_large_file_is_read_quickly(tmp_path, engine):

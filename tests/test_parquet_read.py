@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tierank
+import tierank.io.blocks as blocks
 import tierank.io.parquet as parquet
 
 NUMERIC = ["int8", "int32", "int64", "uint16", "uint64", "float32", "float64"]
@@ -123,18 +124,18 @@ def test_row_group_reader_reads_big_row_groups_in_order(tmp_path):
 
 def _blocks(path, block_rows, plain):
     """The blocks of a streamed Parquet run, with the arrays-from-Arrow path (plain) allowed or not."""
-    real = parquet._Dataset.open
+    real = parquet.ParquetRun.open
 
     def opened(cls_path):
         dataset = real(cls_path)
         dataset.plain = dataset.plain and plain
         return dataset
 
-    parquet._Dataset.open = opened
+    parquet.ParquetRun.open = opened
     try:
-        return _outcome(lambda: list(parquet.parquet_blocks(path, block_rows)))
+        return _outcome(lambda: list(blocks.parquet_blocks(path, block_rows)))
     finally:
-        parquet._Dataset.open = real
+        parquet.ParquetRun.open = real
 
 
 @settings(max_examples=100, deadline=None, derandomize=True, database=None,
@@ -154,7 +155,7 @@ def test_blocks_of_plain_numbers_are_the_blocks_pandas_gives(tmp_path_factory, s
         frame.to_parquet(base / f"part{i}.parquet", row_group_size=row_group, index=False)
     if not any(pq.read_metadata(f).num_rows for f in base.iterdir()):
         return
-    plain_dataset = _outcome(lambda: parquet._Dataset.open(base).plain)   # or the error of mixed types
+    plain_dataset = _outcome(lambda: parquet.ParquetRun.open(base).plain)   # or the error of mixed types
     if value_name == "rank" or not {kq, kd, kv} <= set(NUMERIC):
         assert plain_dataset is not True
     elif not nulls:

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 import tierank
 import tierank.engine.streamed as stream
 import tierank.io.workers as workers_module
-from tierank.io.parquet import _Dataset, parquet_blocks
+from tierank.io.blocks import parquet_blocks
+from tierank.io.parquet import ParquetRun
 
 from test_streaming import _evaluate as _evaluate_with, _same   # noqa: I001 - the streaming tests' helpers
 
@@ -95,14 +96,14 @@ def test_workers_equal_in_memory(tmp_path_factory, monkeypatch, seed, n_q, group
                                 block_rows=block_rows, workers=n_workers)
     _same(got, expected)
     assert got_warned == warned
-    groups = _Dataset.open(folder).groups
+    groups = ParquetRun.open(folder).groups
     assert paths.taken == ([True] if int((groups[:, 3] > 0).sum()) > 1 else [])   # split when there are two row groups
 
 
 def test_segments_cover_the_rows_at_row_group_starts(tmp_path):
     run, _ = _tables(np.random.default_rng(3), 30, True, True)
     run.to_parquet(tmp_path / "run.parquet", row_group_size=17)
-    dataset = _Dataset.open(tmp_path / "run.parquet")
+    dataset = ParquetRun.open(tmp_path / "run.parquet")
     starts = set(dataset.groups[:, 2].tolist())
     for n in (1, 2, 3, 7, 1000):
         segments = dataset.segments(n)

@@ -1,4 +1,4 @@
-"""Streaming evaluation of run files (tierank.io.stream, tierank.io.parquet): the results equal the
+"""Streaming evaluation of run files (tierank.engine.streamed, tierank.io.blocks): the results equal the
 in-memory evaluation bit for bit, whatever the blocks; runs not grouped by query; Parquet; errors."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import tierank
 from tierank.io.parquet import read_run_parquet
 from tierank.errors import InputError
-from tierank.io.stream import trec_blocks
+from tierank.io.blocks import trec_blocks
 
 MEASURES = ["nDCG@10", "AP", "P@5", "RR", "R@100", "NumRet", "P(rel=2)@3", "Rprec"]
 BIG_MEASURES = ["nDCG@10", "AP", "P@5", "RR", "NumRet"]
@@ -457,7 +457,7 @@ def test_cli_streams_text_and_parquet(tmp_path):
 def test_read_ahead_keeps_order_raises_in_place_and_stops_with_the_caller():
     import threading
 
-    from tierank.io.stream import _read_ahead
+    from tierank.io.blocks import read_ahead
 
     closed = []
 
@@ -470,13 +470,13 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_with_the_caller():
         finally:
             closed.append(threading.current_thread().name)
 
-    assert list(_read_ahead(blocks())) == list(range(6))
+    assert list(read_ahead(blocks())) == list(range(6))
     got = []
     with pytest.raises(InputError, match="run.txt:4: bad line"):
-        for i in _read_ahead(blocks(fail_at=4)):
+        for i in read_ahead(blocks(fail_at=4)):
             got.append(i)
     assert got == [0, 1, 2, 3]                  # every block before the bad one, then its error
-    it = _read_ahead(blocks())
+    it = read_ahead(blocks())
     assert next(it) == 0
     it.close()                                  # the caller stops early (an error in its evaluation)
     assert len(closed) == 3 and not any(t.name == "tierank-read-ahead" for t in threading.enumerate())
@@ -487,7 +487,7 @@ def test_read_ahead_keeps_order_raises_in_place_and_stops_with_the_caller():
        kind=st.sampled_from(["numpy", "arrow", "chunked", "strings"]))
 def test_last_query_start_is_where_the_last_query_starts(sizes, seed, kind):
     # it looks in growing windows from the end: the answer is that of a scan of every row
-    from tierank.io.stream import _last_query_start
+    from tierank.io.blocks import _last_query_start
 
     rng = np.random.default_rng(seed)
     q = np.repeat(rng.integers(0, 3, len(sizes)), sizes)   # runs of ids; neighbours may share one
@@ -501,7 +501,7 @@ def test_last_query_start_is_where_the_last_query_starts(sizes, seed, kind):
 def test_read_ahead_reads_at_most_depth_blocks_ahead():
     import time
 
-    from tierank.io.stream import _read_ahead
+    from tierank.io.blocks import read_ahead
 
     made = []
 
@@ -516,7 +516,7 @@ def test_read_ahead_reads_at_most_depth_blocks_ahead():
             n = len(made)
             time.sleep(0.2)
         return n
-    reader = _read_ahead(blocks(), depth=5)   # started at once: reads while the caller does other work
+    reader = read_ahead(blocks(), depth=5)   # started at once: reads while the caller does other work
     assert settled() == 6                     # five in the queue, one waiting to go in
     reader.keep(1)
     assert [next(reader) for _ in range(6)] == list(range(6))
@@ -536,11 +536,11 @@ def test_run_errors_wait_for_the_qrels_errors(tmp_path):
 @pytest.mark.parametrize("rows", [[2, 3, 4], [0, 2, 2, 1, 4], [4, 3, 2], [1, 3], [5], []])
 def test_take_reads_the_rows_asked_for(rows):
     from tierank.data.columns import Columns
-    from tierank.io.stream import _take
+    from tierank.io.blocks import take_rows
 
     q = pa.array([f"q{i}" for i in range(6)])
     cols = Columns(query=q, doc=np.arange(6) * 10, value=np.arange(6) / 2, source="run.txt", lines=np.arange(6) + 1)
-    got = _take(cols, np.array(rows, dtype=np.int64))
+    got = take_rows(cols, np.array(rows, dtype=np.int64))
     assert got.query.to_pylist() == [f"q{i}" for i in rows]
     assert got.doc.tolist() == [10 * i for i in rows]
     assert got.value.tolist() == [i / 2 for i in rows]
@@ -576,9 +576,9 @@ def test_blocks_report_the_first_bad_line_as_in_memory(tmp_path, monkeypatch, te
     with the message and the line of the whole file's reading; so too when the lines are parsed in line
     (no background thread) instead of beside the text check."""
     import tierank._threads as threads
-    from tierank.io import stream, trec
+    from tierank.io import blocks, trec
 
-    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(blocks, "_READ_BYTES", read_bytes)
     monkeypatch.setattr(threads, "_SINGLE_THREADED", data.draw(st.booleans(), "threads off"))
     lines = text.split("\n")
     if data.draw(st.booleans(), "two line problems"):   # the first of two bad lines is named
@@ -603,9 +603,9 @@ def test_blocks_at_any_read_size(tmp_path, monkeypatch, text, block_rows, read_b
     """Blocks cut from chunks of any size (line ends found once per chunk, carried from block to
     block): together they are the rows of the whole file, each holds whole queries, and a block holds
     at most ``block_rows`` lines unless its first query alone is longer."""
-    from tierank.io import stream, trec
+    from tierank.io import blocks, trec
 
-    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(blocks, "_READ_BYTES", read_bytes)
     path = tmp_path / "run.txt"
     path.write_bytes(text.encode())
     whole = trec.read_run_columns(str(path))
@@ -633,7 +633,7 @@ def test_blocks_at_any_read_size(tmp_path, monkeypatch, text, block_rows, read_b
 def test_pending_text_holds_the_bytes_read_and_cuts_at_line_ends(lines, end, read_bytes, asks):
     """The reader's buffer of chunks: after any reads and cuts it holds exactly the bytes not yet cut,
     counts their line ends, and places the j-th line end where the bytes have it."""
-    from tierank.io.stream import _Pending
+    from tierank.io.blocks import _Pending
 
     text = b"\n".join(lines) + (b"\n" if end and lines else b"")
     chunks = iter([text[i:i + read_bytes] for i in range(read_bytes, len(text), read_bytes)] + [b""])
@@ -660,9 +660,9 @@ def test_blocks_tell_the_layout_whatever_the_read_size(tmp_path, monkeypatch, n_
     when the first read holds less than that line: without a format both readings refuse it at that line
     (rank or score?), with format="msmarco" the blocks hold the rows of the whole file's reading.
     (Failed before: reads of a few bytes took such a run for TREC and refused its lines.)"""
-    from tierank.io import stream, trec
+    from tierank.io import blocks, trec
 
-    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(blocks, "_READ_BYTES", read_bytes)
     path = tmp_path / "run.tsv"
     path.write_text(head + "".join(f"q{i // 4}\td{i}\t{i % 4 + 1}\n" for i in range(n_lines)))
     with pytest.raises(InputError) as whole_error:

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 import tierank
 from tierank.cli import main
 from tierank.errors import InputError
-from tierank.io import stream, trec
-from tierank.io.stream import trec_blocks
+from tierank.io import blocks, trec
+from tierank.io.blocks import trec_blocks
 from tierank.io.trec import TextInput
 
 
@@ -88,7 +88,7 @@ def test_a_three_field_run_is_never_guessed(tmp_path, third):
 def test_the_first_data_line_decides_after_comments_and_a_bom(tmp_path, monkeypatch, read_bytes):
     """The first data line decides, whatever the reads, also when it is the last line and has no line end.
     (Failed before: the whole file and small reads read such a file as TREC, 'expected at least 6 fields'.)"""
-    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(blocks, "_READ_BYTES", read_bytes)
     path = tmp_path / "run.tsv"
     path.write_bytes(b"\xef\xbb\xbf# ranks\n\nq1\td1\t1\nq1\td2\t2\n")
     assert same_error(path).line == 3
@@ -189,7 +189,7 @@ def test_ranks_are_checked_alike_whole_and_streamed(tmp_path, monkeypatch, run, 
     is refused at the line where the whole file's reading refuses it (and where a plain loop finds the
     first broken rank), or read to the same rows; without the format, both refuse the file at its first
     data line. (Blocks and pieces that start inside a query go on with its ranks: trec.RanksBefore.)"""
-    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(blocks, "_READ_BYTES", read_bytes)
     monkeypatch.setattr(trec, "_PIECE_LINES", piece_lines)
     use_engine(monkeypatch, engine)
     rows, text = run
@@ -318,7 +318,7 @@ def test_any_utf16_text_is_named_alike_whole_and_streamed(tmp_path, monkeypatch,
     """Any text in UTF-16 or UTF-32 (blank and comment lines first or not, LF or CRLF) is refused as such,
     with the iconv command, read whole or streamed in small blocks and reads. (The example failed before:
     a blank first line with CRLF, in UTF-16LE, was 'a carriage return without a line feed'.)"""
-    monkeypatch.setattr(stream, "_READ_BYTES", read_bytes)
+    monkeypatch.setattr(blocks, "_READ_BYTES", read_bytes)
     path = tmp_path / "run.txt"
     path.write_bytes((end.join(lines) + end).encode(encoding))
     whole, streamed = read_whole_and_streamed(path, block_rows=block_rows)

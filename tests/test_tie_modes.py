@@ -79,7 +79,7 @@ def test_evaluate_bound_modes_are_the_bounds(tmp_path):
     grades, scores = tied_matrix(2)
     qrels, run = as_tables(grades, scores)
     assert_modes_are_bounds(lambda ties, bounds: tierank.evaluate(qrels, run, MEASURES, ties=ties, bounds=bounds))
-    # a run file, streamed in blocks of whole queries (tierank.io.stream): the same numbers
+    # a run file, streamed in blocks of whole queries (tierank.engine.streamed): the same numbers
     path = tmp_path / "run.txt"
     path.write_text("".join(f"{q} Q0 {d} 0 {s!r} x\n" for q, d, s in run.itertuples(index=False)))
     for mode in MODES:

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 import tierank
 
 from tierank.cli import main
-from tierank.io.trec import write_qrels, write_run
+from tierank.io.write import write_qrels, write_run
 from tierank.report import tie_report
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 1}, "q2": {"e": 2, "f": 1}}

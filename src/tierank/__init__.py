@@ -18,7 +18,7 @@ from .errors import InputError, OutputError, TierankError, TierankWarning
 _LAZY = {
     "evaluate": "api", "evaluate_matrix": "api", "evaluate_codes": "api",
     "compare": "comparison", "Comparison": "comparison",
-    "read_run": "io.trec", "read_qrels": "io.trec", "write_run": "io.trec", "write_qrels": "io.trec",
+    "read_run": "io.trec", "read_qrels": "io.trec", "write_run": "io.write", "write_qrels": "io.write",
     "tie_report": "report", "TieReport": "report",
     "parse_measure": "measures", "measure_names": "measures", "Measure": "measures",
     "Results": "results",
@@ -69,7 +69,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:   # for type checkers and IDEs: the same names, eagerly
     from .api import evaluate, evaluate_codes, evaluate_matrix
     from .comparison import Comparison, compare
-    from .io.trec import read_qrels, read_run, write_qrels, write_run
+    from .io.trec import read_qrels, read_run
+    from .io.write import write_qrels, write_run
     from .measures import Measure, measure_names, parse_measure
     from .report import TieReport, tie_report
     from .results import Results

@@ -561,7 +561,7 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                          tie_cost_budget: float | None = None) -> str:
     import tierank
     from .formats import RunResults, render
-    from .io.stream import is_parquet
+    from .io.source import is_parquet
     from .io.trec import read_run_tag
 
     names = _run_names(runs)

@@ -21,8 +21,8 @@ from .engine.options import Options
 from .engine.streamed import evaluate_file
 from .errors import InputError
 from .formats import render_table
-from .io.stream import is_run_file
-from .io.trec import TextInput
+from .io.source import is_run_file
+from .io.source import TextInput
 from .measures import Measure, parse_measure
 from .results import Results, aggregate
 from .ties.groups import TieStats

@@ -24,8 +24,9 @@ from ._ops import Ops
 
 __all__ = ["KerasOps", "keras_ops"]
 
-_INSTALL_HINT = ("tierank.keras needs Keras 3 and a backend (TensorFlow, JAX or PyTorch): "
-                 f"{install_hint('keras', 'tensorflow')}")
+#: the ImportError's message when keras is missing (tierank.keras says it too)
+KERAS_INSTALL_HINT = ("tierank.keras needs Keras 3 and a backend (TensorFlow, JAX or PyTorch): "
+                      f"{install_hint('keras', 'tensorflow')}")
 
 
 class KerasOps(Ops):
@@ -50,7 +51,7 @@ class KerasOps(Ops):
         try:
             import keras
         except ImportError:
-            raise ImportError(_INSTALL_HINT) from None
+            raise ImportError(KERAS_INSTALL_HINT) from None
         self.keras = keras
         self.k = keras.ops
         self.backend = keras.backend.backend()

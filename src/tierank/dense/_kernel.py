@@ -99,7 +99,7 @@ def _sort_order(ops: Ops, scores: Any, mask: Any, ties: str, preference: Any, se
     return ops.take(order, ops.order_by_score(ops.take(scores, order), ops.take(mask, order)))
 
 
-class _Rows:
+class SortedRows:
     """A sorted batch and its tie groups: positions, ranks, per-item group start ``t`` and size ``n``."""
 
     def __init__(self, ops: Ops, s: Any, v: Any, fixed: bool) -> None:
@@ -132,7 +132,14 @@ class _Rows:
         return self.ops.take(x, index)
 
 
-def _safe_div(ops: Ops, a: Any, b: Any) -> Any:
+def sort_rows(ops: Ops, scores: Any, mask: Any, ties: str, preference: Any, seed: int) -> tuple[Any, SortedRows]:
+    """The order of every row's items (real before padding, score descending, tied items by ``ties``:
+    ``preference`` for the fixed orders that prefer items, ``seed`` for "random") and the sorted batch."""
+    order = _sort_order(ops, scores, mask, ties, preference, seed)
+    return order, SortedRows(ops, ops.take(scores, order), ops.take(mask, order), fixed=ties != "expected")
+
+
+def safe_div(ops: Ops, a: Any, b: Any) -> Any:
     """a / b with 0 where b == 0."""
     zero = ops.equal(b, 0)
     return ops.where(zero, 0.0, a / ops.where(zero, 1.0, b))
@@ -210,15 +217,14 @@ def dense_values(ops: Ops, scores: Any, labels: Any, mask: Any, *, measure: str,
             gains = gains * f(item_weights)
         gains = ops.where(mask, gains, 0.0)
     preference = gains if gains is not None else f(rel)
-    order = _sort_order(ops, scores, mask, ties, preference, seed)
-    rows = _Rows(ops, ops.take(scores, order), ops.take(mask, order), fixed=ties != "expected")
+    order, rows = sort_rows(ops, scores, mask, ties, preference, seed)
     b = ops.take(f(rel), order)
     R = ops.sum(b)
     k_eff = rows.n_real if k is None else ops.minimum(rows.n_real, float(k))
     if measure in _GAIN_MEASURES:
         values = _dcg_values(ops, rows, ops.take(gains, order), gains, k_eff, measure, discount_fn)
     elif measure == "ap":
-        values = _safe_div(ops, ops.sum(ops.where(_top(ops, rows, k_eff), _ap_terms(ops, rows, b), 0.0)), R)
+        values = safe_div(ops, ops.sum(ops.where(in_top_k(ops, rows, k_eff), ap_terms(ops, rows, b), 0.0)), R)
     elif measure == "ap_retrieved":
         values = _ap_retrieved(ops, rows, b, k_eff, ties)
     elif measure == "rr":
@@ -234,7 +240,7 @@ def dense_values(ops: Ops, scores: Any, labels: Any, mask: Any, *, measure: str,
     return ops.where(valid, values, 0.0), valid
 
 
-def _top(ops: Ops, rows: _Rows, k_eff: Any) -> Any:
+def in_top_k(ops: Ops, rows: SortedRows, k_eff: Any) -> Any:
     """Real positions within the cutoff."""
     return ops.logical_and(rows.v, rows.rank <= ops.expand(k_eff))
 
@@ -243,20 +249,20 @@ def _default_discount(ops: Ops) -> Callable:
     return lambda rank: 1.0 / ops.log2(rank + 1.0)
 
 
-def _dcg_values(ops: Ops, rows: _Rows, g_sorted: Any, gains: Any, k_eff: Any, measure: str,
+def _dcg_values(ops: Ops, rows: SortedRows, g_sorted: Any, gains: Any, k_eff: Any, measure: str,
                 discount_fn: Callable | None) -> Any:
     rank = ops.to_float(ops.arange(g_sorted.shape[-1], g_sorted), g_sorted) + 1.0
     disc = (discount_fn or _default_discount(ops))(rank)
-    top = _top(ops, rows, k_eff)
+    top = in_top_k(ops, rows, k_eff)
     dcg = ops.sum(ops.where(top, rows.mean(g_sorted) * disc, 0.0))
     if measure == "dcg":
         return dcg
     ideal = ops.sort_descending(gains)
     idcg = ops.sum(ops.where(rows.rank <= ops.expand(k_eff), ideal * disc, 0.0))
-    return _safe_div(ops, dcg, idcg)
+    return safe_div(ops, dcg, idcg)
 
 
-def _ap_terms(ops: Ops, rows: _Rows, b: Any) -> Any:
+def ap_terms(ops: Ops, rows: SortedRows, b: Any) -> Any:
     """Per position i, E[rel_i * (relevant items at or above i)] / i (docs/maths.md, "Average precision")."""
     before = ops.cumsum(b) - b     # relevant items before each position
     if rows.fixed:
@@ -268,7 +274,7 @@ def _ap_terms(ops: Ops, rows: _Rows, b: Any) -> Any:
     return (r / rows.nf) * (R_before + 1.0 + offset * share) / rows.rank
 
 
-def _cut_group(ops: Ops, rows: _Rows, b: Any, at: Any) -> tuple[Any, Any, Any, Any]:
+def cut_group(ops: Ops, rows: SortedRows, b: Any, at: Any) -> tuple[Any, Any, Any, Any]:
     """For the tie holding position ``at`` (B, 1) of every row: its start t, size n, relevant items r and
     the relevant items before it, each (B, 1) floats."""
     t = rows.at(rows.t, at)
@@ -278,29 +284,29 @@ def _cut_group(ops: Ops, rows: _Rows, b: Any, at: Any) -> tuple[Any, Any, Any, A
     return ops.to_float(t, b), ops.to_float(n, b), r, before
 
 
-def _cut_index(ops: Ops, rows: _Rows, k_eff: Any) -> Any:
+def cut_index(ops: Ops, rows: SortedRows, k_eff: Any) -> Any:
     return ops.expand(ops.to_int(ops.maximum(k_eff - 1.0, 0.0)))
 
 
-def _rr(ops: Ops, rows: _Rows, b: Any, k_eff: Any) -> Any:
+def _rr(ops: Ops, rows: SortedRows, b: Any, k_eff: Any) -> Any:
     # the first tie holding a relevant item: t before it, n items, r relevant; P(J = 1) = r / n and
     # P(J = j + 1) = P(J = j) (n - j - r + 1) / (n - j) for the offset J of its first relevant item
     first = ops.sum(ops.to_float(ops.logical_and(rows.v, ops.cumsum(b) == 0), b))
     at = ops.expand(ops.to_int(ops.minimum(first, float(b.shape[-1] - 1))))
-    t, n, r, _ = _cut_group(ops, rows, b, at)
+    t, n, r, _ = cut_group(ops, rows, b, at)
     if rows.fixed:
         t, n, r = ops.to_float(at, b), n * 0 + 1.0, ops.take(b, at)
     j = rows.rank    # offsets 1..L
     step = ops.maximum(n - (j - 1.0) - r + 1.0, 0.0) / ops.maximum(n - (j - 1.0), 1.0)
-    p = _safe_div(ops, r, n) * ops.cumprod(ops.where(j == 1.0, 1.0, step))
+    p = safe_div(ops, r, n) * ops.cumprod(ops.where(j == 1.0, 1.0, step))
     inside = ops.logical_and(j <= n, t + j <= ops.expand(k_eff))
     return ops.sum(ops.where(inside, p / (t + j), 0.0))
 
 
-def _hit_rate(ops: Ops, rows: _Rows, b: Any, k_eff: Any) -> Any:
+def _hit_rate(ops: Ops, rows: SortedRows, b: Any, k_eff: Any) -> Any:
     # miss = [no relevant item before the cut tie] * prod_{i<m} (n - r - i) / (n - i), m its slots in the top k
-    at = _cut_index(ops, rows, k_eff)
-    t, n, r, before = _cut_group(ops, rows, b, at)
+    at = cut_index(ops, rows, k_eff)
+    t, n, r, before = cut_group(ops, rows, b, at)
     if rows.fixed:
         t, n, r = ops.expand(k_eff) - 1.0, n * 0 + 1.0, ops.take(b, at)
         before = ops.take(ops.cumsum(b) - b, at)
@@ -312,28 +318,28 @@ def _hit_rate(ops: Ops, rows: _Rows, b: Any, k_eff: Any) -> Any:
     return ops.where(k_eff > 0, 1.0 - miss, 0.0)
 
 
-def _counting(ops: Ops, rows: _Rows, b: Any, R: Any, k: int | None, k_eff: Any, measure: str) -> Any:
+def _counting(ops: Ops, rows: SortedRows, b: Any, R: Any, k: int | None, k_eff: Any, measure: str) -> Any:
     if measure == "r_precision":
-        hits = ops.sum(ops.where(_top(ops, rows, ops.minimum(R, rows.n_real)), rows.mean(b), 0.0))
-        return _safe_div(ops, hits, R)
-    hits = ops.sum(ops.where(_top(ops, rows, k_eff), rows.mean(b), 0.0))
+        hits = ops.sum(ops.where(in_top_k(ops, rows, ops.minimum(R, rows.n_real)), rows.mean(b), 0.0))
+        return safe_div(ops, hits, R)
+    hits = ops.sum(ops.where(in_top_k(ops, rows, k_eff), rows.mean(b), 0.0))
     if measure == "hits":
         return hits
     if measure == "recall":
-        return _safe_div(ops, hits, R)
-    return _safe_div(ops, hits, rows.n_real if k is None else rows.n_real * 0 + float(k))
+        return safe_div(ops, hits, R)
+    return safe_div(ops, hits, rows.n_real if k is None else rows.n_real * 0 + float(k))
 
 
-def _ap_retrieved(ops: Ops, rows: _Rows, b: Any, k_eff: Any, ties: str) -> Any:
+def _ap_retrieved(ops: Ops, rows: SortedRows, b: Any, k_eff: Any, ties: str) -> Any:
     """AP over the relevant items in the top k. The cut tie c (t before it, n items, r relevant, m slots
     in the top k) puts X ~ Hypergeometric(n, r, m) relevant items in the top k; given X = x the numerator
     is the fixed part S of the ties above plus C(x), the denominator R_before + x."""
-    at = _cut_index(ops, rows, k_eff)
-    t, n, r, R_before = _cut_group(ops, rows, b, at)
+    at = cut_index(ops, rows, k_eff)
+    t, n, r, R_before = cut_group(ops, rows, b, at)
     m = ops.expand(k_eff) - t
     L = b.shape[-1]
     above = ops.logical_and(rows.v, rows.pos < ops.to_int(t))
-    S = ops.expand(ops.sum(ops.where(above, _ap_terms(ops, rows, b), 0.0)))
+    S = ops.expand(ops.sum(ops.where(above, ap_terms(ops, rows, b), 0.0)))
     x = ops.to_float(ops.arange(L + 1, b), b) + t * 0          # (B, L + 1): x = 0..L
     lo, hi = ops.maximum(m - (n - r), 0.0), ops.minimum(m, r)
     feasible = ops.logical_and(x >= lo, x <= hi)
@@ -341,17 +347,17 @@ def _ap_retrieved(ops: Ops, rows: _Rows, b: Any, k_eff: Any, ties: str) -> Any:
     if ties in BOUND_MODES:
         return _ap_retrieved_bound(ops, S, t, m, R_before, x, feasible, den, ties == "upper")
     if ties != "expected":   # a fixed order: the relevant items in the top k are known
-        top = _top(ops, rows, k_eff)
-        return _safe_div(ops, ops.sum(ops.where(top, _ap_terms(ops, rows, b), 0.0)), ops.sum(ops.where(top, b, 0.0)))
+        top = in_top_k(ops, rows, k_eff)
+        return safe_div(ops, ops.sum(ops.where(top, ap_terms(ops, rows, b), 0.0)), ops.sum(ops.where(top, b, 0.0)))
     in_cut = ops.logical_and(rows.pos >= ops.to_int(t), rows.rank <= ops.expand(k_eff))
     a0 = ops.expand(ops.sum(ops.where(in_cut, 1.0 / rows.rank, 0.0)))
     a1 = ops.expand(ops.sum(ops.where(in_cut, (rows.tf * 0 + ops.to_float(rows.pos, b) - t) / rows.rank, 0.0)))
-    C = _safe_div(ops, x, m) * ((R_before + 1.0) * a0 + _safe_div(ops, x - 1.0, m - 1.0) * a1)
-    ratio = _safe_div(ops, S + C, den)
-    return ops.sum(_hypergeometric_pmf(ops, n, r, m, x, lo, hi, feasible) * ratio)
+    C = safe_div(ops, x, m) * ((R_before + 1.0) * a0 + safe_div(ops, x - 1.0, m - 1.0) * a1)
+    ratio = safe_div(ops, S + C, den)
+    return ops.sum(hypergeometric_pmf(ops, n, r, m, x, lo, hi, feasible) * ratio)
 
 
-def _hypergeometric_pmf(ops: Ops, n: Any, r: Any, m: Any, x: Any, lo: Any, hi: Any, feasible: Any) -> Any:
+def hypergeometric_pmf(ops: Ops, n: Any, r: Any, m: Any, x: Any, lo: Any, hi: Any, feasible: Any) -> Any:
     """P(X = x) on the axis x = 0..L for X ~ Hypergeometric(n, r, m): the log of the ratio recurrence
     p(x + 1) / p(x) = (r - x)(m - x) / ((x + 1)(n - r - m + x + 1)) summed from the support's low end."""
     u = x - 1.0
@@ -378,7 +384,7 @@ def _ap_retrieved_bound(ops: Ops, S: Any, t: Any, m: Any, R_before: Any, x: Any,
         U = ops.cumsum(ops.where(ok, 1.0 / ops.maximum(t + m - q, 1.0), 0.0))
         V = ops.cumsum(ops.where(ok, q / ops.maximum(t + m - q, 1.0), 0.0))
         part = (R_before + x) * U - V
-    value = _safe_div(ops, S + part, den)
+    value = safe_div(ops, S + part, den)
     if best:
         return ops.max(ops.where(feasible, value, -math.inf))
     return -ops.max(ops.where(feasible, -value, -math.inf))

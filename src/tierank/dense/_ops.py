@@ -27,6 +27,9 @@ from ..errors import install_hint
 
 __all__ = ["Ops", "NumpyOps", "TorchOps", "numpy_ops", "torch_ops"]
 
+#: the ImportError's message when torch is missing (tierank.torch says it too)
+TORCH_INSTALL_HINT = f"tierank.torch needs torch and torchmetrics: {install_hint('torch')}"
+
 
 class Ops:
     """The protocol (numpy semantics). Subclasses implement every method; this class documents them."""
@@ -226,7 +229,7 @@ class TorchOps(Ops):
         try:
             import torch
         except ImportError:
-            raise ImportError(f"tierank.torch needs torch and torchmetrics: {install_hint('torch')}") from None
+            raise ImportError(TORCH_INSTALL_HINT) from None
         self.torch = torch
 
     def arange(self, n: int, like: Any) -> Any:

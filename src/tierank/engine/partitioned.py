@@ -39,7 +39,7 @@ from ..data.columns import Columns, check_same_id_kinds, normalized
 from ..data.exact_sum import ExactSum, finish_aggregate, partial_aggregate
 from ..data.join import check_no_repeated_pairs, sorted_label_order
 from ..errors import InputError, TierankWarning, param_text
-from ..io.frames import find_columns as find_table_columns
+from ..io.tables import find_columns as find_table_columns
 from ..results import GM_FLOOR, Results
 from .core import QueryValues, evaluate_lists, prepare_lists
 from .options import Options

@@ -1,15 +1,43 @@
-"""Run files evaluated in blocks of whole queries: the driver of a streamed evaluation.
+"""Run files evaluated in blocks of whole queries: the driver of a streamed evaluation, with the results
+of the in-memory evaluation bit for bit.
 
-The blocks come from :mod:`tierank.io.stream` (TREC text, gzip) and :mod:`tierank.io.parquet` (how they
-are read, the read-ahead and the second pass of a run not grouped by query are explained there). Each
-block is evaluated as :mod:`tierank.spark` and :mod:`tierank.dask` evaluate a partition (the core of
-:mod:`tierank.engine.core`: the local join, ``-M``/``-J`` and kernels), every run row standing at its row
-number in the whole file, so ``ties="input"`` and ``ties="random"`` (which hashes row numbers) order ties
-as in memory. Only the per-query values are kept (one row per query). At the end the judged queries never
-met in the run are scored as empty runs (``missing="zero"``) or counted for the warning, and the
-:class:`~tierank.Results` are built; the means come from exactly rounded sums
-(:mod:`tierank.data.exact_sum`), so they have the same bits whatever the blocks. A Parquet run may be
-split between worker processes (:mod:`tierank.io.workers`), whose values are put together in row order.
+How it works
+------------
+1. The qrels are read once, in memory (they are small next to a run), checked and indexed by query.
+2. The run is read block by block (:mod:`tierank.io.blocks`: how blocks of whole queries are cut, the
+   read-ahead thread that starts while the qrels are read, up to 8 blocks ahead until then and one block
+   ahead of the evaluation afterwards, and the parsing with the rules and messages of
+   :func:`tierank.io.trec.read_run`: errors name the file and the line of the whole file).
+3. Each block is evaluated as :mod:`tierank.spark` and :mod:`tierank.dask` evaluate a partition (the core,
+   :func:`tierank.engine.core.evaluate_lists`: the local join, ``-M``/``-J`` and kernels), every run row
+   standing at its row number in the whole file, so ``ties="input"`` and ``ties="random"`` (which
+   hashes row numbers) order ties as in memory. Only the per-query values are kept (one row per query).
+4. At the end the judged queries never met in the run are scored as empty runs (``missing="zero"``) or
+   counted for the warning, and the :class:`~tierank.Results` are built; the means come from exactly
+   rounded sums (:mod:`tierank.data.exact_sum`), so they have the same bits whatever the blocks.
+5. A Parquet run is split between worker processes (``workers``, on Linux), each evaluating the queries
+   that start in its range of row groups (:mod:`tierank.io.workers`); their values are put together in
+   row order, so the results are the same bit for bit.
+
+Runs not grouped by query
+-------------------------
+TREC runs list each query's lines together. When a query comes back in a later block after other
+queries, the first pass stops and a second pass reads the file again (the same open file, from its
+start; a pipe or standard input: the copy made while the first pass read it), writing its rows to temporary
+Arrow files, one per hash bucket of the query id (about ``block_rows`` rows each, at most 256 files, in
+``tempfile.gettempdir()`` unless ``TMPDIR`` says otherwise), then evaluates bucket by bucket: memory
+stays bounded, the results are the same bit for bit, and the run costs about one more read and one
+write of its rows to disk. With ``stream="grouped"`` the evaluation raises an InputError naming the
+file and line instead, saying how to sort the file (``LC_ALL=C sort -s -k1,1``: stable, so each
+query's lines keep their order; only ``ties="random"`` depends on the row positions of the sorted
+file). A run that fits in one block is never checked (nothing to group).
+
+Errors
+------
+Every error of :func:`tierank.io.trec.read_run` and of the join names the file and the line of the
+whole file. When a file has several problems, the first block with one reports it (in memory the
+whole file is checked for bytes that are not text before any line is parsed), and the qrels are read
+(and checked) before the run.
 """
 
 from __future__ import annotations
@@ -27,18 +55,34 @@ from ..data.ids import query_codes
 from ..data.join import check_no_repeated_pairs
 from ..data.ranked import concat_ranges
 from ..errors import InputError
-from ..io import trec
+from ..io.blocks import RunSource, bucketed, first_seen_codes, parquet_source, read_ahead, take_rows, trec_source
 from ..io.frames import to_columns
-from ..io.parquet import parquet_source
-from ..io.stream import (DEFAULT_BLOCK_ROWS, _EARLY_BLOCKS, _codes, _bucketed, _NotGrouped, _read_ahead, _Source, _take,
-                         _trec_source, is_parquet)
+from ..io.source import is_parquet, open_input
 from ..io.workers import evaluate_in_workers
 from ..results import Results
 from . import partitioned as E
 from .core import QueryValues, evaluate_lists, prepare_lists
 from .options import Options
 
-__all__ = ["evaluate_file", "Driver"]
+__all__ = ["evaluate_file", "Driver", "DEFAULT_BLOCK_ROWS"]
+
+#: Run lines (or Parquet rows) per block by default: about 100 MB of working memory per block (larger
+#: blocks are hardly faster: benchmarks/bench_streaming.py).
+DEFAULT_BLOCK_ROWS = 1 << 18
+_EARLY_BLOCKS = 8              # blocks read ahead while the qrels are read
+
+
+class _NotGrouped(Exception):
+    """A query of the run comes back after other queries (in a later block)."""
+
+    def __init__(self, query: Any, where: dict, row_text: str) -> None:
+        super().__init__(query)
+        self.query = query
+        self.where = where
+        self.row_text = row_text
+
+
+# ---------------------------------------------------------------------------------------- the driver
 
 
 class Driver:
@@ -65,7 +109,7 @@ class Driver:
         """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]`` (an
         int ``pos``: at ``pos + i``)."""
         run, _ = check_same_id_kinds(run, self.qrels)
-        codes, uniques = _codes(run.query)
+        codes, uniques = first_seen_codes(run.query)
         if check_grouped:
             labels = uniques.tolist()
             if not self.seen.isdisjoint(labels):
@@ -74,22 +118,22 @@ class Driver:
                 raise _NotGrouped(run.label(run.query, i), run.where(i), run.row_text(i))
             self.seen.update(labels)
         if self.empty_run is None:
-            self.empty_run = _take(run, slice(0, 0))
+            self.empty_run = take_rows(run, slice(0, 0))
         idx = self.qlabels.get_indexer(pd.Index(uniques))
         in_qrels = idx >= 0
         row_kept = None if in_qrels.all() else in_qrels[codes]   # None: every row (most blocks)
         if row_kept is not None:   # rows of queries without judgments: checked, then left out
-            check_no_repeated_pairs(_take(run, np.flatnonzero(np.logical_not(row_kept))), "run")
+            check_no_repeated_pairs(take_rows(run, np.flatnonzero(np.logical_not(row_kept))), "run")
         status = np.where(in_qrels, E.EVALUATED, E.ONLY_RUN).astype(np.int8)
         res = None
         if in_qrels.any():
             kept_q = idx[in_qrels]
             self.used[kept_q] = True
-            qrels = _take(self.qrels, self.qrels_rows(kept_q))
+            qrels = take_rows(self.qrels, self.qrels_rows(kept_q))
             if row_kept is not None:
                 if not isinstance(pos, np.ndarray):
                     pos = int(pos) + np.arange(len(row_kept), dtype=np.int64)
-                run, pos = _take(run, np.flatnonzero(row_kept)), pos[row_kept]
+                run, pos = take_rows(run, np.flatnonzero(row_kept)), pos[row_kept]
             res = self.evaluate_block(qrels, run, pos, self.opts)
         self.done.append((uniques, status, E.aligned_values(uniques, res, self.opts)))
 
@@ -109,8 +153,8 @@ class Driver:
             status = np.full(len(rest), E.ONLY_QRELS_ZERO if zero else E.ONLY_QRELS_SKIPPED, dtype=np.int8)
             res = None
             if zero:
-                empty = self.empty_run if self.empty_run is not None else _take(self.qrels, slice(0, 0))
-                res = _evaluate_block(_take(self.qrels, self.qrels_rows(rest)), empty, np.zeros(0, np.int64),
+                empty = self.empty_run if self.empty_run is not None else take_rows(self.qrels, slice(0, 0))
+                res = _evaluate_block(take_rows(self.qrels, self.qrels_rows(rest)), empty, np.zeros(0, np.int64),
                                       self.opts)
             self.done.append((labels, status, E.aligned_values(labels, res, self.opts)))
         out = pd.DataFrame({"query_id": np.concatenate([d[0] for d in self.done]),
@@ -120,6 +164,8 @@ class Driver:
         kept = out[out["status"].isin(E.KEPT)].drop(columns="status")
         return E.to_results(kept.reset_index(drop=True), self.opts)
 
+
+# -------------------------------------------------------------------------------------- entry point
 
 
 def evaluate_file(qrels: Any, run: Any, opts: Options, *, block_rows: int | None = None,
@@ -184,16 +230,16 @@ def evaluate_file(qrels: Any, run: Any, opts: Options, *, block_rows: int | None
         return _evaluate_source(qrels, parquet_source(run, block_rows, progress), opts, grouped_only,
                                 evaluate_block, workers, progress)
     # opened once; a pipe is copied to an anonymous temporary file as it is read, for a second pass
-    with trec.open_input(run, spool=not grouped_only) as opened:
-        return _evaluate_source(qrels, _trec_source(run, block_rows, progress, opened), opts, grouped_only,
+    with open_input(run, spool=not grouped_only) as opened:
+        return _evaluate_source(qrels, trec_source(run, block_rows, progress, opened), opts, grouped_only,
                                 evaluate_block, workers, progress)
 
 
-def _evaluate_source(qrels: Any, source: _Source, opts: Options, grouped_only: bool,
+def _evaluate_source(qrels: Any, source: RunSource, opts: Options, grouped_only: bool,
                      evaluate_block: Any, workers: int | None = 1, progress: bool | None = None) -> Results:
     rows, parts = source.parts(workers) if source.parts is not None and workers != 1 else (0, [])
     # a run evaluated here is read while the qrels are: up to _EARLY_BLOCKS blocks, then one at a time
-    reader = _read_ahead(source.blocks(), _EARLY_BLOCKS) if len(parts) < 2 else None
+    reader = read_ahead(source.blocks(), _EARLY_BLOCKS) if len(parts) < 2 else None
     try:
         # a path: TREC text or Parquet, read once
         q = normalized(to_columns(qrels, "qrels"), "grade", trec_eval=opts.ties == "trec_eval")
@@ -201,7 +247,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: Options, grouped_only: b
         if reader is None:
             if _in_workers(driver, q, parts, rows, progress, source.name):
                 return driver.results()
-            reader = _read_ahead(source.blocks())
+            reader = read_ahead(source.blocks())
         reader.keep(1)
         q_checked = False
         for cols, row0, last in reader:
@@ -220,7 +266,7 @@ def _evaluate_source(qrels: Any, source: _Source, opts: Options, grouped_only: b
                              f"{source.sort_hint}", **err.where) from None
         driver = Driver(q, opts, evaluate_block)
         # closed at once when anything stops the loop: the temporary files go with it
-        with closing(_bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
+        with closing(bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
             for cols, pos in buckets:
                 driver.add(cols, pos, check_grouped=False)
     finally:
@@ -244,7 +290,7 @@ def _in_workers(driver: Driver, qrels: Columns, parts: list[Callable[[], Iterato
         return False
     used = np.logical_or.reduce([out[1] for out in outs])
     try:   # the judged queries no worker met (the others' qrels were checked by their blocks' join)
-        check_no_repeated_pairs(_take(qrels, driver.qrels_rows(np.flatnonzero(~used))), "qrels")
+        check_no_repeated_pairs(take_rows(qrels, driver.qrels_rows(np.flatnonzero(~used))), "qrels")
     except InputError:
         return False
     for done, _, empty_run in outs:

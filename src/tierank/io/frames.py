@@ -1,183 +1,19 @@
-"""Runs and judgments given as dicts ``{qid: {docid: value}}``, pandas or polars DataFrames or pyarrow
-Tables, to columns.
-
-Column names
-------------
-A table names its columns with any one of these aliases (exactly one per role):
-
-* query id: ``query_id``, ``qid``, ``q_id``, ``query``;
-* document id: ``doc_id``, ``docid``, ``docno``, ``doc``;
-* run score (higher is better): ``score``, ``scores``, ``sim``; a run with none of them but a ``rank``
-  column is scored ``-rank`` (rank 1 is best; documents of equal rank tie);
-* qrels grade: ``relevance``, ``rel``, ``grade``, ``label``.
-
-polars DataFrames and pyarrow Tables (or RecordBatches) go through Arrow without a Python object per
-row (``polars.DataFrame.to_arrow()`` shares the buffers); their ids and values follow the rules of
-pandas input (:mod:`tierank.data.columns`) and bad input raises the same errors, naming the column and
-the row. polars is never imported: a polars object is recognised by its type's module.
-"""
+"""Runs and judgments to columns, whatever they are given as: in memory (:mod:`tierank.io.tables`), or as a
+file path: a TREC text file (:mod:`tierank.io.trec`) or a Parquet file or directory (:mod:`tierank.io.parquet`)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any
-
-import numpy as np
-import pandas as pd
 
 from ..data.columns import Columns
 from ..errors import InputError
+from . import trec  # the text readers (as a module: tests watch its calls)
+from .parquet import read_columns_parquet
+from .source import TextInput, is_parquet
+from .tables import table_columns
 
 __all__ = ["to_columns"]
-
-_QUERY = ("query_id", "qid", "q_id", "query")
-_DOC = ("doc_id", "docid", "docno", "doc")
-_VALUE = {"run": ("score", "scores", "sim"), "qrels": ("relevance", "rel", "grade", "label")}
-_RANK = ("rank",)
-
-
-def _column(frame: pd.DataFrame, names: tuple[str, ...], what: str, kind: str) -> tuple[Any, str]:
-    """The column holding ``what`` (one of ``names``) and its name; exactly one may be present."""
-    found = [name for name in names if name in frame.columns]
-    if not found:
-        raise InputError(f"the {kind} DataFrame has no {what} column (expected one of {', '.join(names)}; "
-                         f"found {', '.join(map(str, frame.columns))})")
-    if len(found) > 1:
-        raise InputError(f"the {kind} DataFrame has {len(found)} {what} columns ({', '.join(found)}): "
-                         "keep one, or rename the others")
-    col = frame[found[0]]
-    if isinstance(col, pd.DataFrame):
-        raise InputError(f"the {kind} DataFrame has the column {found[0]!r} twice")
-    return col.array, found[0]
-
-
-def is_polars(obj: Any) -> bool:
-    """Whether ``obj`` is a polars object (checked without importing polars)."""
-    return type(obj).__module__.startswith("polars")
-
-
-def is_arrow_table(obj: Any) -> bool:
-    """Whether ``obj`` is a pyarrow Table or RecordBatch."""
-    import pyarrow as pa
-
-    return isinstance(obj, (pa.Table, pa.RecordBatch))
-
-
-def _arrow_table(obj: Any, kind: str) -> Any:
-    """A polars DataFrame, pyarrow Table or RecordBatch as a pyarrow Table; None for anything else."""
-    import pyarrow as pa
-
-    if isinstance(obj, pa.Table):
-        return obj
-    if isinstance(obj, pa.RecordBatch):
-        return pa.Table.from_batches([obj])
-    if is_polars(obj):
-        name = type(obj).__name__
-        if name == "DataFrame":
-            try:
-                return obj.to_arrow()   # zero-copy for numbers and strings
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:   # a type Arrow lacks (Int128)
-                types = ", ".join(f"{c}: {t}" for c, t in zip(obj.columns, obj.dtypes))
-                raise InputError(f"the {kind}'s polars DataFrame has a column type Arrow cannot hold ({types}): "
-                                 f"cast it (e.g. to Int64 or Float64) first ({err})") from None
-        if name == "LazyFrame":
-            raise InputError(f"the {kind} is a polars LazyFrame: collect it first ({kind}.collect())")
-        raise InputError(f"the {kind} must be a polars DataFrame, not a polars {name}")
-    return None
-
-
-def _pick(names: list[str], aliases: tuple[str, ...], what: str, kind: str, table: str,
-          required: bool = True) -> str | None:
-    """The one column of ``names`` among ``aliases`` (the errors of pandas input)."""
-    found = [name for name in aliases if name in names]
-    if not found:
-        if not required:
-            return None
-        raise InputError(f"the {kind} {table} has no {what} column (expected one of {', '.join(aliases)}; "
-                         f"found {', '.join(map(str, names))})")
-    if len(found) > 1:
-        raise InputError(f"the {kind} {table} has {len(found)} {what} columns ({', '.join(found)}): "
-                         "keep one, or rename the others")
-    if names.count(found[0]) > 1:
-        raise InputError(f"the {kind} {table} has the column {found[0]!r} twice")
-    return found[0]
-
-
-def find_columns(names: Any, kind: str, table: str = "DataFrame", ranks: bool = True) -> tuple[str, str, str, bool]:
-    """The query, document and value columns of a table with these column names, and whether the value
-    is a rank (a run with no score column but a ``rank`` column: score = -rank).
-
-    Parameters
-    ----------
-    names : list of str
-        The table's column names.
-    kind : {"run", "qrels"}
-    table : str, default="DataFrame"
-        What the messages call the table.
-    ranks : bool, default=True
-        Whether a run may give ranks instead of scores (False: a run needs a score column).
-
-    Returns
-    -------
-    (str, str, str, bool)
-
-    Examples
-    --------
-    >>> from tierank.io.frames import find_columns
-    >>> find_columns(["qid", "docno", "score", "rank"], "run")
-    ('qid', 'docno', 'score', False)
-    >>> find_columns(["qid", "docno", "rank"], "run")
-    ('qid', 'docno', 'rank', True)
-    """
-    names = [str(n) for n in names]
-    query = _pick(names, _QUERY, "query id", kind, table)
-    doc = _pick(names, _DOC, "document id", kind, table)
-    what = "score" if kind == "run" else "relevance"
-    if ranks and kind == "run" and not any(n in names for n in _VALUE[kind]) and "rank" in names:
-        return query, doc, _pick(names, _RANK, "rank", kind, table), True   # type: ignore[return-value]
-    return query, doc, _pick(names, _VALUE[kind], what, kind, table), False   # type: ignore[return-value]
-
-
-def negated_ranks(ranks: Any) -> Any:
-    """Scores of a run given by ranks: ``-rank`` (rank 1 is best; equal ranks tie), with missing ranks
-    kept missing and anything that is not a number left for the checks of :mod:`tierank.data.columns`.
-
-    Examples
-    --------
-    >>> from tierank.io.frames import negated_ranks
-    >>> negated_ranks(np.array([1, 2, 2])).tolist()
-    [-1, -2, -2]
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(ranks, (pa.Array, pa.ChunkedArray)):
-        t = ranks.type
-        if pa.types.is_integer(t) or pa.types.is_floating(t):
-            if pa.types.is_unsigned_integer(t):
-                try:
-                    ranks = pc.cast(ranks, pa.int64())
-                except pa.ArrowInvalid:   # beyond int64: as floats
-                    ranks = pc.cast(ranks, pa.float64())
-            return pc.negate_checked(ranks)
-        return ranks
-    if isinstance(ranks, (pd.Series, pd.Index)):
-        ranks = ranks.array
-    if isinstance(ranks, pd.arrays.NumpyExtensionArray) and ranks.dtype.kind in "if":
-        return -ranks   # as a score column: NaN reported as pandas input reports it
-    if isinstance(ranks, pd.api.extensions.ExtensionArray) and not isinstance(ranks, pd.arrays.NumpyExtensionArray):
-        kind = getattr(ranks.dtype, "kind", "O")
-        if kind == "u":   # unsigned (nullable or Arrow-backed): negated as int64 through Arrow
-            return negated_ranks(pa.array(ranks))
-        if kind in "iuf" and not isinstance(ranks, pd.Categorical):
-            return -ranks
-        else:
-            return ranks
-    arr = np.asarray(ranks)
-    if arr.dtype.kind == "u":
-        arr = arr.astype(np.int64 if not len(arr) or int(arr.max()) <= 2 ** 63 - 1 else np.float64)
-    return -arr if arr.dtype.kind in "if" else ranks
 
 
 def to_columns(obj: Any, kind: str) -> Columns:
@@ -195,51 +31,12 @@ def to_columns(obj: Any, kind: str) -> Columns:
     >>> cols.names, cols.value.to_pylist()
     (('qid', 'docno', 'rank'), [-1, -2])
     """
-    if isinstance(obj, Columns):
-        return obj
-    if isinstance(obj, pd.DataFrame):
-        qname, dname, vname, rank = find_columns(list(obj.columns), kind)
-        (query, _), (doc, _), (value, _) = (
-            _column(obj, (qname,), "query id", kind), _column(obj, (dname,), "document id", kind),
-            _column(obj, (vname,), "score" if kind == "run" else "relevance", kind))
-        if rank:
-            value = negated_ranks(value)
-        return Columns(query=query, doc=doc, value=value, source=kind, names=(qname, dname, vname))
-    table = _arrow_table(obj, kind)
-    if table is not None:
-        qname, dname, vname, rank = find_columns(table.column_names, kind,
-                                                 "DataFrame" if is_polars(obj) else "table")
-        value = table.column(vname)
-        return Columns(query=table.column(qname), doc=table.column(dname),
-                       value=negated_ranks(value) if rank else value, source=kind, names=(qname, dname, vname))
-    if isinstance(obj, Mapping):
-        queries: list = []
-        docs: list = []
-        values: list = []
-        for qid, row in obj.items():  # dict input: one pass over the user's dict
-            if not isinstance(row, Mapping):
-                raise InputError(f"the {kind} must map each query id to a dict {{doc_id: value}}; "
-                                 f"query {qid!r} maps to {type(row).__name__}", query=qid)
-            queries.extend([qid] * len(row))
-            docs.extend(row.keys())
-            values.extend(row.values())
-        return Columns(query=_ids(queries), doc=_ids(docs), value=_ids(values), source=kind,
-                       from_dict=True)
-    if isinstance(obj, (str, os.PathLike)) or type(obj).__name__ == "TextInput":
-        from . import trec  # the file readers
-        from .stream import is_parquet
-
-        if is_parquet(obj):   # a Parquet file or directory (tierank.io.parquet)
-            from . import parquet
-
-            return parquet.read_columns_parquet(obj, kind)   # errors name the file and its row
+    if isinstance(obj, (str, os.PathLike)) and is_parquet(obj):   # a Parquet file or directory
+        return read_columns_parquet(obj, kind)   # errors name the file and its row
+    if isinstance(obj, (str, os.PathLike, TextInput)):
         return trec.read_run_columns(obj) if kind == "run" else trec.read_qrels_columns(obj)
-    raise InputError(f"the {kind} must be a dict {{qid: {{docid: value}}}}, a pandas or polars DataFrame, "
-                     f"a pyarrow Table or a file path, not {type(obj).__name__}")
-
-
-def _ids(values: list) -> np.ndarray:
-    """A list as an object array, element by element (no guessing of dtypes: Columns checks them)."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
+    cols = table_columns(obj, kind)
+    if cols is None:
+        raise InputError(f"the {kind} must be a dict {{qid: {{docid: value}}}}, a pandas or polars DataFrame, "
+                         f"a pyarrow Table or a file path, not {type(obj).__name__}")
+    return cols

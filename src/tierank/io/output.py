@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import IO, Any, Iterable, Iterator
 
 from ..errors import OutputError
+from .source import TextInput
 
 __all__ = ["check_output", "atomic_write"]
 
@@ -37,8 +38,6 @@ def _name(path: Any) -> str:
 def _input_path(source: Any) -> str | None:
     """The path of an input (a path, or a ``TextInput``'s), or None for data in
     memory."""
-    from .trec import TextInput
-
     if isinstance(source, TextInput):
         source = source.path
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):

@@ -10,31 +10,30 @@ evaluated exactly as ``pandas.read_parquet`` of it would be.
 A directory is read as :func:`pyarrow.dataset.dataset` finds its ``.parquet`` files (sorted by path,
 hidden files and ``_``-prefixed files left out); its rows are those of the files one after the
 other. :func:`tierank.evaluate` reads a Parquet run in batches of row groups (``block_rows`` rows) and
-evaluates it in blocks of whole queries, as a TREC run (:mod:`tierank.io.stream`); Parquet qrels are read
+evaluates it in blocks of whole queries, as a TREC run (:mod:`tierank.io.blocks`); Parquet qrels are read
 whole (:func:`read_columns_parquet`). Errors in either name the file and the row in that file (0-based,
 as ``df.iloc``).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from .._threads import map_on_two_threads
 from ..data.columns import Columns
 from ..errors import InputError
-from .frames import find_columns, to_columns
 from .source import NOT_SEEKABLE_PARQUET
+from .tables import find_columns, table_columns
 
-__all__ = ["parquet_files", "read_run_parquet", "read_qrels_parquet", "read_columns_parquet", "parquet_source"]
+if TYPE_CHECKING:
+    import pandas as pd
 
-_BATCH_ROWS = 1 << 16   # rows per batch read from a row group
+__all__ = ["parquet_files", "read_run_parquet", "read_qrels_parquet", "read_columns_parquet"]
 
 
 def parquet_files(path: str | os.PathLike) -> list[str]:
@@ -126,6 +125,7 @@ def _read_numbers(files: list[str], names: tuple[str, ...]) -> tuple[pd.DataFram
     One copy of the data instead of two (the Arrow table, then the DataFrame's): 10**7 judgments take
     about 300 MB less memory while they are read.
     """
+    import pandas as pd
     import pyarrow.parquet as pq
 
     try:
@@ -244,7 +244,7 @@ def read_qrels_parquet(path: str | os.PathLike) -> pd.DataFrame:
 
 
 @dataclass
-class _RowColumns(Columns):
+class RowColumns(Columns):
     """Columns of Parquet rows: ``lines`` holds each row's number in the whole dataset; errors name the
     file and the row in that file."""
 
@@ -284,7 +284,7 @@ def read_columns_parquet(path: str | os.PathLike, kind: str) -> Columns:
     tierank.errors.InputError: ...b.parquet: document 7 is listed twice for query 2 in the qrels (row 1)
     """
     frame, files, sizes = _read_frame(path, kind)
-    return _row_columns(frame, kind, 0, files, _file_starts(sizes))
+    return row_columns(frame, kind, 0, files, _file_starts(sizes))
 
 
 def _file_starts(sizes: Any) -> np.ndarray:
@@ -292,94 +292,19 @@ def _file_starts(sizes: Any) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))[:-1]
 
 
-def _row_columns(cols: pd.DataFrame | Columns, kind: str, first_row: int, files: list[str], starts: np.ndarray
-                 ) -> _RowColumns:
+def row_columns(cols: pd.DataFrame | Columns, kind: str, first_row: int, files: list[str], starts: np.ndarray
+                ) -> RowColumns:
     """The Columns of ``cols`` (a DataFrame or Columns), rows of the dataset ``files`` (first rows
     ``starts``) from ``first_row`` on."""
-    cols = to_columns(cols, kind)
-    return _RowColumns(query=cols.query, doc=cols.doc, value=cols.value, source=kind,
+    cols = table_columns(cols, kind)
+    assert cols is not None   # a DataFrame or Columns
+    return RowColumns(query=cols.query, doc=cols.doc, value=cols.value, source=kind,
                        lines=first_row + np.arange(len(cols.value), dtype=np.int64), names=cols.names,
                        files=tuple(files), starts=starts)
 
 
-def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None, rows: tuple[int, int] | None = None
-                   ) -> Iterator[tuple[Columns, int, bool]]:
-    """The rows of a Parquet run in blocks of whole queries: ``(columns, first_row, last)`` as
-    :func:`tierank.io.stream.trec_blocks` yields them.
-
-    ``rows``: ``(start, stop)``, ``start`` the first row of a row group: only the queries whose first
-    row is in ``[start, stop)`` (the rows a worker process evaluates, :mod:`tierank.io.workers`): the
-    leading rows of a query that started before ``start`` are left out, and the last query is read to
-    its end past ``stop``.
-
-    Examples
-    --------
-    >>> import os, tempfile, pandas as pd
-    >>> from tierank.io.parquet import parquet_blocks
-    >>> path = os.path.join(tempfile.mkdtemp(), "run.parquet")
-    >>> pd.DataFrame({"query_id": [1, 1, 2, 3], "doc_id": [1, 2, 3, 4], "score": [1.0] * 4}).to_parquet(path)
-    >>> [(len(c.value), first, last) for c, first, last in parquet_blocks(path, block_rows=2)]
-    [(3, 0, False), (1, 3, True)]
-    """
-    from .._progress import ProgressBar
-    from .stream import _last_query_start
-
-    dataset = _Dataset.open(path)
-    files, names, starts = dataset.files, dataset.names, dataset.starts
-    total = int(dataset.sizes.sum())
-    if not total:
-        raise InputError("no run row: the table is empty", file=files[0])
-    block_rows = max(1, int(min(block_rows, total)))
-    bar = ProgressBar(progress, total, os.path.basename(os.fspath(path)), "rows")
-    start, stop = (0, total) if rows is None else rows
-    batches = dataset.batches(start, min(block_rows, _BATCH_ROWS))
-    segment = None if rows is None else _Segment(batches, names[0], dataset.query_before(start), stop - start)
-
-    def columns(table: pa.Table, row0: int) -> Columns:   # a slice: its buffers are shared, not destructed
-        if dataset.plain and not any(table.column(n).null_count for n in names):
-            # the arrays a DataFrame's columns would hold (``frame[col].array``: NaN counts as missing)
-            query, doc, score = (pd.arrays.NumpyExtensionArray(table.column(n).to_numpy()) for n in names)
-            arrays = Columns(query=query, doc=doc, value=score, source="run", names=names)
-            return _row_columns(arrays, "run", row0, files, starts)
-        return _row_columns(table.to_pandas(split_blocks=True), "run", row0, files, starts)
-
-    try:
-        pending: list[pa.RecordBatch] = []
-        n_pending, row0, want = 0, -1, block_rows
-        source = batches if segment is None else iter(segment)
-        done = False
-        while True:
-            while n_pending < want and not done:
-                batch = next(source, None)
-                if batch is None:
-                    done = True
-                    break
-                bar.update(batch.num_rows)
-                if row0 < 0:   # the first row kept
-                    row0 = start + (segment.skipped if segment is not None else 0)
-                pending.append(batch)
-                n_pending += batch.num_rows
-            table = pa.Table.from_batches(pending) if pending else None
-            if done:
-                if table is not None and table.num_rows:
-                    yield columns(table, row0), row0, True
-                return
-            assert table is not None   # rows are pending until the last batch
-            k = _last_query_start(table.column(names[0]))   # chunked: only its last rows are read
-            if k == 0:   # one query so far: read more rows before cutting
-                want *= 2
-                continue
-            yield columns(table.slice(0, k), row0), row0, False
-            row0 += k
-            pending = table.slice(k).combine_chunks().to_batches()
-            n_pending = table.num_rows - k
-            want = block_rows
-    finally:
-        bar.close()
-
-
 @dataclass
-class _Dataset:
+class ParquetRun:
     """The files of a Parquet run, their column names, rows and row groups."""
 
     files: list[str]
@@ -391,7 +316,7 @@ class _Dataset:
     plain: bool = False    # the columns are plain numbers (:func:`_plain_numbers`) and the run has scores
 
     @classmethod
-    def open(cls, path: Any) -> "_Dataset":
+    def open(cls, path: Any) -> "ParquetRun":
         import pyarrow.parquet as pq
 
         files = parquet_files(path)
@@ -450,73 +375,3 @@ class _Dataset:
         cuts = np.unique(firsts[np.minimum(np.searchsorted(firsts, np.arange(n) * total // n), len(firsts) - 1)])
         bounds = np.append(cuts, total)
         return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-class _Segment:
-    """The batches of the queries that start in the next ``length`` rows of ``batches``: the leading
-    rows of the query ``before`` (a pyarrow scalar, or None) are left out (``skipped`` counts them),
-    and the rows after ``length`` are kept up to the first row of another query."""
-
-    def __init__(self, batches: Iterator[pa.RecordBatch], query: str, before: Any, length: int) -> None:
-        self.batches, self.query, self.before, self.length = batches, query, before, length
-        self.skipped = 0
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        from .stream import arrow_differs
-
-        read, previous = 0, self.before   # rows read; the query id of the row before the batch
-        skipping = self.before is not None
-        for batch in self.batches:
-            q, n = batch.column(self.query), batch.num_rows
-            if not n:
-                continue
-            if not skipping and read + n <= self.length:   # inside the range: every row is kept
-                yield batch
-                read += n
-                previous = q[n - 1]
-                continue
-            # where the query changes (a missing id counts as a change: its row is kept, and refused later)
-            first = arrow_differs(q.slice(0, 1), previous) if previous is not None else np.ones(1, dtype=bool)
-            new = np.concatenate([first, arrow_differs(q.slice(1), q.slice(0, n - 1))])
-            lo = 0
-            if skipping:
-                kept = np.flatnonzero(new)
-                lo = int(kept[0]) if len(kept) else n
-                self.skipped += lo
-                skipping = lo == n
-            after = max(lo, self.length - read)   # the range ends here (or before the first row kept)
-            later = np.flatnonzero(new[after:])      # queries starting there or later: not ours
-            hi = n if not len(later) else after + int(later[0])
-            if hi > lo:
-                yield batch.slice(lo, hi - lo)
-            if hi < n:
-                return
-            read += n
-            previous = q[n - 1]
-
-
-def parquet_source(path: Any, block_rows: int, progress: bool | None) -> Any:
-    """What :func:`tierank.engine.streamed.evaluate_file` needs to stream a Parquet run."""
-    import pyarrow.parquet as pq
-    from .stream import _MAX_BUCKETS, _Source
-
-    files = parquet_files(path)
-
-    def n_buckets() -> int:
-        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-        return int(min(_MAX_BUCKETS, max(1, -(-rows // block_rows))))
-    hint = ("write it sorted by query, keeping the order of each query's rows, e.g. with pyarrow: "
-            "t = pq.read_table(path); pq.write_table(t.take(pc.sort_indices(t, [(query_column, 'ascending')])), "
-            "'sorted.parquet') (sort_indices is stable; only ties='random' depends on where the rows stand), or "
-            "evaluate it with stream=None (the default), which reads it a second time through temporary files")
-
-    def parts(workers: int | None) -> tuple[int, list[Callable[[], Iterator[tuple[Columns, int, bool]]]]]:
-        from .workers import worker_count
-
-        dataset = _Dataset.open(path)
-        rows = int(dataset.sizes.sum())
-        n = worker_count(workers, rows)
-        ranges = dataset.segments(n) if n > 1 and rows else []
-        return rows, [functools.partial(parquet_blocks, path, block_rows, False, r) for r in ranges]
-    return _Source(lambda: parquet_blocks(path, block_rows, progress), n_buckets, os.fspath(path), hint, parts)
-

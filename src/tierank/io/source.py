@@ -19,12 +19,10 @@ Rules
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import stat
 import sys
-import tempfile
 import zlib
 from typing import Any, cast
 
@@ -32,7 +30,8 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["MAX_LINE_BYTES", "Input", "TextReader", "open_path", "open_stdin", "sniff_path"]
+__all__ = ["MAX_LINE_BYTES", "Input", "TextInput", "TextReader", "open_input", "open_path", "open_stdin", "sniff_path",
+           "is_parquet", "is_run_file"]
 
 #: The longest line a text input may hold, in bytes before its line feed (a carriage return before
 #: it counts): 1 MiB. A TREC or qrels line is a few dozen bytes; a longer line is an error naming
@@ -43,7 +42,10 @@ GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 _MAGIC_BYTES = 5                # bytes peeked to tell gzip and Parquet from text (PAR1 and the byte after)
 _COPY_BYTES = 1 << 22           # bytes copied at a time to the spool of a second pass
-_BOM = b"\xef\xbb\xbf"
+#: The UTF-8 byte order mark, dropped at the start of a text.
+UTF8_BOM = b"\xef\xbb\xbf"
+#: The name of standard input in messages.
+STDIN_NAME = "<stdin>"
 #: The error of Parquet bytes from anything but a regular file.
 NOT_SEEKABLE_PARQUET = ("a Parquet file needs random access and cannot be read from a pipe, a FIFO or standard "
                         "input: write it to a file and give its path")
@@ -86,8 +88,12 @@ class Input:
         self._fh = fh
         self._owned = owned
         self.count = 0   # bytes read from the input (the progress bar's)
-        # unbuffered (no lock a reading thread could hold at exit); unlinked when made
-        self._spool = tempfile.TemporaryFile(prefix="tierank-", buffering=0) if spool and not regular else None
+        self._spool = None
+        if spool and not regular:
+            import tempfile
+
+            # unbuffered (no lock a reading thread could hold at exit); unlinked when made
+            self._spool = tempfile.TemporaryFile(prefix="tierank-", buffering=0)
         self._passes = 1
         head = b""
         try:
@@ -259,6 +265,110 @@ def sniff_path(path: Any) -> str | None:
         return None
 
 
+def path_name(path: Any) -> str:
+    """The name of a path in messages."""
+    return os.fspath(path) if not isinstance(path, bytes) else path.decode(errors="replace")
+
+
+def is_parquet(path: Any) -> bool:
+    """Whether ``path`` is a directory (a Parquet dataset) or a regular file starting with Parquet's magic
+    bytes. Anything else (a pipe, a FIFO, ``/dev/stdin``) is not opened here: its bytes would be gone;
+    the text reader that reads it refuses Parquet bytes there (Parquet needs random access)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return False
+    if os.path.isdir(path):
+        return True
+    return sniff_path(path) == "parquet"
+
+
+def is_run_file(run: Any) -> bool:
+    """Whether ``run`` names a file (a path, or a :class:`TextInput`), which :func:`tierank.evaluate` and
+    the tie report read in blocks of whole queries."""
+    return isinstance(run, (str, os.PathLike, TextInput))
+
+
+class TextInput:
+    """A run or qrels text file, or standard input (``"-"``), with its format.
+
+    :func:`tierank.evaluate` takes it where it takes a path: ``tierank.evaluate(TextInput("qrels.tsv",
+    "beir"), TextInput("-", "msmarco"), ...)`` reads BEIR qrels and an MS MARCO run from standard input
+    (the ``tierank`` command's ``-`` and ``--run-format`` / ``--qrels-format``). Standard input can be read
+    only once: a second read raises an InputError; a run streamed from it that is not grouped by query is
+    copied to a temporary file as it is read, for the second pass (:mod:`tierank.engine.streamed`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, or ``"-"`` for standard input.
+    format : str, optional
+        One of :data:`tierank.io.trec.RUN_FORMATS` (a run) or :data:`tierank.io.trec.QRELS_FORMATS`
+        (qrels); None: detected from the first data line where it cannot be mistaken (see
+        :func:`tierank.io.trec.read_run` and :func:`tierank.io.trec.read_qrels`).
+
+    Examples
+    --------
+    >>> import tempfile, os, pathlib, tierank
+    >>> from tierank.io.source import TextInput
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = pathlib.Path(folder, "qrels.tsv").write_text("query-id\\tcorpus-id\\tscore\\nq1\\td2\\t1\\n")
+    >>> _ = pathlib.Path(folder, "run.tsv").write_text("q1\\td1\\t1\\nq1\\td2\\t1\\nq1\\td3\\t3\\n")
+    >>> tierank.evaluate(TextInput(os.path.join(folder, "qrels.tsv"), "beir"),
+    ...                  TextInput(os.path.join(folder, "run.tsv"), "msmarco"), ["RR"]).mean
+    {'RR': 0.75}
+    """
+
+    def __init__(self, path: Any, format: str | None = None) -> None:
+        self.path = path
+        self.format = format
+        self.head: bytes | None = None   # the first bytes of its text, once read (for the run's tag)
+        self._read = False
+
+    @property
+    def is_stdin(self) -> bool:
+        """Whether this is standard input."""
+        return isinstance(self.path, str) and self.path == "-"
+
+    @property
+    def name(self) -> str:
+        """The name in messages: the path, or ``<stdin>``."""
+        return STDIN_NAME if self.is_stdin else path_name(self.path)
+
+    def open(self, spool: bool = False) -> Input:
+        """The input, opened once (:func:`open_input`); standard input can be opened only once."""
+        if not self.is_stdin:
+            return open_path(self.path, self.name, spool=spool)
+        if self._read:
+            raise InputError("standard input was already read: it can be read only once (give one of the "
+                             "files as '-', once)", file=STDIN_NAME)
+        self._read = True
+        return open_stdin(STDIN_NAME, spool=spool)
+
+    def __repr__(self) -> str:
+        return f"TextInput({self.path!r}, format={self.format!r})"
+
+
+def open_input(path: Any, spool: bool = False) -> Input:
+    """Open a path or a :class:`TextInput` once: every reader of a text file gets its bytes here.
+
+    What the file holds (gzip, Parquet, text) is told from the first bytes read, never by opening it
+    again; ``spool``: copy an input that is not a regular file (a pipe, standard input) to an anonymous
+    temporary file as it is read, for a second pass (:meth:`tierank.io.source.Input.rewind`).
+
+    Examples
+    --------
+    >>> import os, tempfile, pathlib
+    >>> from tierank.io.source import open_input
+    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = pathlib.Path(path).write_text("q1 0 d1 1\\n")
+    >>> with open_input(path) as source:
+    ...     source.kind, source.read()
+    ('text', b'q1 0 d1 1\\n')
+    """
+    if isinstance(path, TextInput):
+        return path.open(spool)
+    return open_path(path, path_name(path), spool=spool)
+
+
 def line_ends(data: bytes) -> np.ndarray:
     """The places of the line feeds of ``data`` (one vectorised scan)."""
     return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
@@ -274,7 +384,7 @@ class TextReader:
     dropped, each chunk checked as it arrives: a line longer than :data:`MAX_LINE_BYTES` is an InputError
     naming the file and the line; at a NUL byte the text ends with the NUL's line (at most 4 KiB of it; nothing
     after it is read): the text check
-    of the reader that reads it (:func:`tierank.io.trec._check_text`) then reports the first byte of the
+    of the reader that reads it (:func:`tierank.io.trec.check_text`) then reports the first byte of the
     file that is not text, the NUL or one before it, as when the whole file was read.
 
     ``read()`` gives the next chunk (``b""`` at the end); ``ends`` holds the places of the line feeds of the
@@ -297,7 +407,11 @@ class TextReader:
         self.source = source
         self.name = source.name
         self.read_bytes = max(1, int(read_bytes))
-        self._fh: Any = gzip.GzipFile(fileobj=cast(Any, source), mode="rb") if source.kind == "gzip" else source
+        self._fh: Any = source
+        if source.kind == "gzip":
+            import gzip
+
+            self._fh = gzip.GzipFile(fileobj=cast(Any, source), mode="rb")
         self.lines = 0                        # line feeds before the last chunk
         self.ends = np.zeros(0, np.int64)     # the line feeds of the last chunk
         self._line_bytes = 0                  # bytes of the line not ended yet, before the last chunk
@@ -321,13 +435,13 @@ class TextReader:
         chunk = self._next()
         if not self._started:
             self._started = True
-            while chunk and len(chunk) < len(_BOM) and _BOM.startswith(chunk):   # a byte order mark cut short
+            while chunk and len(chunk) < len(UTF8_BOM) and UTF8_BOM.startswith(chunk):   # a byte order mark cut short
                 more = self._next()
                 if not more:
                     break
                 chunk += more
-            if chunk.startswith(_BOM):
-                chunk = chunk[len(_BOM):] or self._next()   # b"" would say the text has ended
+            if chunk.startswith(UTF8_BOM):
+                chunk = chunk[len(UTF8_BOM):] or self._next()   # b"" would say the text has ended
         self.lines += len(self.ends)
         self.ends = line_ends(chunk)
         if self._after_nul is not None:   # the NUL's line goes on: read to its end, at most _AFTER_NUL bytes

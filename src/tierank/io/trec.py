@@ -1,4 +1,4 @@
-"""TREC run and qrels files: strict, fast readers and plain writers.
+"""TREC run and qrels files: strict, fast readers (the writers: :mod:`tierank.io.write`).
 
 File formats (as trec_eval reads them)
 --------------------------------------
@@ -63,21 +63,21 @@ name the offending line once an error is known.
 
 from __future__ import annotations
 
-import csv
-import gzip
 import io
 import os
 import re
-import shlex
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
-import pandas as pd
 
-from ..data.columns import Columns, normalized
+from ..data.columns import Columns
 from ..errors import InputError
-from .source import Input, TextReader, open_path, open_stdin
+from .parquet import read_qrels_parquet, read_run_parquet
+from .source import STDIN_NAME, UTF8_BOM, TextInput, TextReader, is_parquet, open_input, path_name
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "read_run",
@@ -85,8 +85,6 @@ __all__ = [
     "read_run_columns",
     "read_qrels_columns",
     "read_run_tag",
-    "write_run",
-    "write_qrels",
 ]
 
 #: Force one parsing engine ("pyarrow" or "pandas"); None: pyarrow (the pandas engine is a slower, independent
@@ -95,7 +93,6 @@ ENGINE: str | None = None
 #: pyarrow engine: hand ids to the join as pandas ArrowStringArrays instead of numpy object arrays.
 ARROW_IDS = True
 
-_BOM = b"\xef\xbb\xbf"
 # bytes allowed in a text file: printable ASCII, tab, LF, CR, and every byte >= 0x80 (checked as UTF-8)
 _TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n\r" + bytes(range(0x80, 0x100))
 # characters a number may contain (decimal notation, exponent, sign, inf/infinity/nan spelled in any case)
@@ -133,89 +130,6 @@ RUN_FORMATS = ("trec", "msmarco")
 QRELS_FORMATS = ("trec", "msmarco", "beir")
 _LAYOUTS = {("run", "trec"): _RUN, ("run", "msmarco"): _MSMARCO_RUN, ("qrels", "trec"): _QRELS,
             ("qrels", "msmarco"): _QRELS, ("qrels", "beir"): _BEIR_QRELS}
-#: The name of standard input in messages.
-STDIN_NAME = "<stdin>"
-
-
-class TextInput:
-    """A run or qrels text file, or standard input (``"-"``), with its format.
-
-    :func:`tierank.evaluate` takes it where it takes a path: ``tierank.evaluate(TextInput("qrels.tsv",
-    "beir"), TextInput("-", "msmarco"), ...)`` reads BEIR qrels and an MS MARCO run from standard input
-    (the ``tierank`` command's ``-`` and ``--run-format`` / ``--qrels-format``). Standard input can be read
-    only once: a second read raises an InputError; a run streamed from it that is not grouped by query is
-    copied to a temporary file as it is read, for the second pass (:mod:`tierank.io.stream`).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file, or ``"-"`` for standard input.
-    format : str, optional
-        One of :data:`RUN_FORMATS` (a run) or :data:`QRELS_FORMATS` (qrels); None: detected from the
-        first data line where it cannot be mistaken (see :func:`read_run` and :func:`read_qrels`).
-
-    Examples
-    --------
-    >>> import tempfile, os, pathlib, tierank
-    >>> from tierank.io.trec import TextInput
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = pathlib.Path(folder, "qrels.tsv").write_text("query-id\\tcorpus-id\\tscore\\nq1\\td2\\t1\\n")
-    >>> _ = pathlib.Path(folder, "run.tsv").write_text("q1\\td1\\t1\\nq1\\td2\\t1\\nq1\\td3\\t3\\n")
-    >>> tierank.evaluate(TextInput(os.path.join(folder, "qrels.tsv"), "beir"),
-    ...                  TextInput(os.path.join(folder, "run.tsv"), "msmarco"), ["RR"]).mean
-    {'RR': 0.75}
-    """
-
-    def __init__(self, path: Any, format: str | None = None) -> None:
-        self.path = path
-        self.format = format
-        self.head: bytes | None = None   # the first bytes of its text, once read (for the run's tag)
-        self._read = False
-
-    @property
-    def is_stdin(self) -> bool:
-        """Whether this is standard input."""
-        return isinstance(self.path, str) and self.path == "-"
-
-    @property
-    def name(self) -> str:
-        """The name in messages: the path, or ``<stdin>``."""
-        return STDIN_NAME if self.is_stdin else _name(self.path)
-
-    def open(self, spool: bool = False) -> Input:
-        """The input, opened once (:func:`open_input`); standard input can be opened only once."""
-        if not self.is_stdin:
-            return open_path(self.path, self.name, spool=spool)
-        if self._read:
-            raise InputError("standard input was already read: it can be read only once (give one of the "
-                             "files as '-', once)", file=STDIN_NAME)
-        self._read = True
-        return open_stdin(STDIN_NAME, spool=spool)
-
-    def __repr__(self) -> str:
-        return f"TextInput({self.path!r}, format={self.format!r})"
-
-
-def open_input(path: Any, spool: bool = False) -> Input:
-    """Open a path or a :class:`TextInput` once: every reader of a text file gets its bytes here.
-
-    What the file holds (gzip, Parquet, text) is told from the first bytes read, never by opening it
-    again; ``spool``: copy an input that is not a regular file (a pipe, standard input) to an anonymous
-    temporary file as it is read, for a second pass (:meth:`tierank.io.source.Input.rewind`).
-
-    Examples
-    --------
-    >>> import os, tempfile, pathlib
-    >>> from tierank.io.trec import open_input
-    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
-    >>> _ = pathlib.Path(path).write_text("q1 0 d1 1\\n")
-    >>> with open_input(path) as source:
-    ...     source.kind, source.read()
-    ('text', b'q1 0 d1 1\\n')
-    """
-    if isinstance(path, TextInput):
-        return path.open(spool)
-    return open_path(path, _name(path), spool=spool)
 
 
 def check_format(format: str | None, kind: str) -> str | None:
@@ -227,10 +141,10 @@ def check_format(format: str | None, kind: str) -> str | None:
     return format
 
 
-def _first_data(head: bytes) -> tuple[bytes, int, int] | None:
+def first_data(head: bytes) -> tuple[bytes, int, int] | None:
     """``(line, number, end)``: the first line of ``head`` that is not blank or a comment, its 1-based
     number and the place just after it in ``head`` (None if no such line is complete)."""
-    start = len(_BOM) if head.startswith(_BOM) else 0
+    start = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
     number = 0
     while True:
         end = head.find(b"\n", start)
@@ -242,12 +156,6 @@ def _first_data(head: bytes) -> tuple[bytes, int, int] | None:
         if stripped and not stripped.startswith(b"#"):
             return line, number, end + 1
         start = end + 1
-
-
-def _first_data_line(head: bytes) -> bytes | None:
-    """The first line of ``head`` that is not blank or a comment (None if none is complete)."""
-    found = _first_data(head)
-    return None if found is None else found[0]
 
 
 def _is_header(line: str, layout: _Layout) -> bool:
@@ -295,11 +203,11 @@ def layout_of(kind: str, format: str | None, head: bytes, name: str = "<text>") 
     if format is None:
         # shorter than 64 KB: the whole file (its last line ends with it); else its first 64 KB, whole lines
         text = head[: 1 << 16] if len(head) >= 1 << 16 else head if head.endswith(b"\n") else head + b"\n"
-        found = _first_data(text)
+        found = first_data(text)
         format = "trec"
         if found is not None:
             raw, number, end = found
-            _check_text(text[:end], name)
+            check_text(text[:end], name)
             line = raw.decode("utf-8")
             if kind == "qrels" and _is_header(line, _BEIR_QRELS):
                 format = "beir"
@@ -329,7 +237,7 @@ def _header_end(data: bytes, layout: _Layout) -> tuple[int, int]:
     """``(end, line)``: where the lines after ``data``'s header line start, and the number of the first
     of them; ``(0, 1)`` if it has none. The header is the first line that is not blank or a comment,
     as format detection finds it (:func:`layout_of`)."""
-    found = None if layout.header is None else _first_data(data if data.endswith(b"\n") else data + b"\n")
+    found = None if layout.header is None else first_data(data if data.endswith(b"\n") else data + b"\n")
     if found is not None and _is_header(found[0].decode("utf-8", "replace"), layout):
         line, number, end = found
         return min(end, len(data)), number + 1
@@ -337,10 +245,6 @@ def _header_end(data: bytes, layout: _Layout) -> tuple[int, int]:
 
 
 # --------------------------------------------------------------------------------------------- bytes
-
-
-def _name(path: Any) -> str:
-    return os.fspath(path) if not isinstance(path, bytes) else path.decode(errors="replace")
 
 
 def _line_of(data: bytes, pos: int) -> tuple[int, int]:
@@ -359,7 +263,7 @@ _PIECE_LINES = 1 << 20
 
 def _read_bytes(path: Any) -> tuple[bytes, str, list[tuple[int, int]]]:
     """The file's text (gunzipped as it is read, without its byte order mark); the caller checks that it
-    is text (:func:`_check_text`), after the layout (as the streamed reader does). Raises InputError
+    is text (:func:`check_text`), after the layout (as the streamed reader does). Raises InputError
     naming file and line for an over-long line as soon as it is read, and nothing is read after a NUL
     byte (:class:`tierank.io.source.TextReader`). Also the places where pieces of
     :data:`_PIECE_LINES` lines end, as (byte offset, number of the next line)."""
@@ -387,7 +291,7 @@ def _read_bytes(path: Any) -> tuple[bytes, str, list[tuple[int, int]]]:
     return data, name, cuts
 
 
-def _check_text(data: bytes, name: str, first_line: int = 1) -> None:
+def check_text(data: bytes, name: str, first_line: int = 1) -> None:
     """Raise InputError at the first byte that is not text: a control character (NUL included), a
     carriage return not followed by a line feed, or a byte sequence that is not UTF-8. ``data`` holds
     whole lines of the file ``name``, the first being its line ``first_line``. The message names the
@@ -463,6 +367,8 @@ def _encoding_of(line: bytes, byte: int, first: bool) -> tuple[str, str] | None:
 
 def _convert_command(name: str, source: str) -> str:
     """A shell command converting the file ``name`` from the encoding ``source`` to UTF-8."""
+    import shlex
+
     iconv = f"iconv -f {source} -t UTF-8"
     if name == STDIN_NAME:
         return f"... | {iconv} | tierank ..."
@@ -488,8 +394,7 @@ def _line_text(data: bytes, line: int, limit: int = 120) -> str:
     for _ in range(line - 1):
         start = data.find(b"\n", start) + 1
     end = data.find(b"\n", start)
-    text = data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace").rstrip("\r")
-    return text if len(text) <= limit else text[:limit] + "..."
+    return _shorten(data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace").rstrip("\r"), limit)
 
 
 # ------------------------------------------------------------------------------------------ engines
@@ -548,8 +453,24 @@ def _arrow_ids(array: Any, shared: bool = False) -> Any:
             array = pc.cast(array, pa.string())
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
+        import pandas as pd
+
         return pd.arrays.ArrowStringArray(array)
     return _arrow_objects(array, dictionary=shared)
+
+
+def _read_csv(data: bytes, delimiter: str, types: dict) -> Any:
+    """The fields of every line of ``data`` (columns named and typed by ``types``), read by pyarrow's CSV
+    reader as plain fields: no quotes, no escapes, empty lines kept."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    return pcsv.read_csv(
+        pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=list(types), block_size=1 << 24),
+        parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
+                                        newlines_in_values=False, ignore_empty_lines=False),
+        convert_options=pcsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
+                                            quoted_strings_can_be_null=False))
 
 
 def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
@@ -560,7 +481,6 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     """
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
 
     n_cols = layout.max_fields if layout.max_fields is not None else layout.min_fields
     if not data or b"\t" in data:
@@ -580,13 +500,7 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     # qrels: the grades as text, parsed below (trec_eval reads their text its own way: trec_eval_atol)
     types[str(layout.value)] = pa.large_string() if layout.kind == "qrels" else pa.float64()
     try:
-        table = pcsv.read_csv(
-            pa.py_buffer(data),
-            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
-                                            newlines_in_values=False, ignore_empty_lines=False),
-            convert_options=pcsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
-                                                quoted_strings_can_be_null=False))
+        table = _read_csv(data, delimiter, types)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     for name in names:
@@ -638,20 +552,13 @@ def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
 
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
 
     if not data:
         none = np.zeros(0, dtype=bool)
         return _Split(0, none, none, none, none, lambda k, rows: np.zeros(0, dtype=object),
                       lambda k, rows: np.zeros(0, dtype=object), lambda k, rows: np.zeros(0))
-    table = pcsv.read_csv(
-        pa.py_buffer(data),
-        read_options=pcsv.ReadOptions(column_names=["line"], block_size=1 << 24),
-        # \x1f cannot occur (control characters are rejected), so each line is one field
-        parse_options=pcsv.ParseOptions(delimiter="\x1f", quote_char=False, escape_char=False,
-                                        newlines_in_values=False, ignore_empty_lines=False),
-        convert_options=pcsv.ConvertOptions(column_types={"line": pa.string()}, null_values=[],
-                                            strings_can_be_null=False, quoted_strings_can_be_null=False))
+    # \x1f cannot occur (control characters are rejected), so each line is one field
+    table = _read_csv(data, "\x1f", {"line": pa.string()})
     lines = table.column("line")
     parts = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
     parts = parts.combine_chunks() if isinstance(parts, pa.ChunkedArray) else parts
@@ -696,6 +603,10 @@ def _split_pandas(data: bytes, layout: _Layout) -> _Split:
     # a first line with n_cols fields: pandas takes the number of columns from the first line, and
     # with usecols it ignores the fields of longer lines
     sentinel = b"x " * n_cols + b"\n"
+    import csv
+
+    import pandas as pd
+
     frame = pd.read_csv(io.BytesIO(sentinel + data), sep=r"\s+", header=None, names=list(range(n_cols)),
                         usecols=used, dtype=object, na_filter=False,
                         quoting=csv.QUOTE_NONE, skip_blank_lines=False, engine="c", encoding="utf-8")
@@ -762,7 +673,7 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1,
     comment lines left out) and their values as float64. Raises an InputError naming the file and the
     line (of the whole file) of the first problem: a line with too few or too many fields, a value that
     is not a number, NaN, or infinite where the layout wants finite values. An empty ``rows`` is the
-    caller's to report. The streaming reader (:mod:`tierank.io.stream`) calls it block by block.
+    caller's to report. The streaming reader (:mod:`tierank.engine.streamed`) calls it block by block.
     """
     try:
         split = (_split_pyarrow if _engine() == "pyarrow" else _split_pandas)(data, layout)
@@ -839,6 +750,8 @@ def ranks_after(cols: Columns, before: RanksBefore | None) -> RanksBefore:
     """The :class:`RanksBefore` of the text after ``cols`` (the rows of an MS MARCO piece, ``before``
     being the one before it): its last query, with the lines it had before ``cols`` if it goes on, and
     every query before it."""
+    import pandas as pd
+
     before = before or RanksBefore()
     query = cols.query[len(cols.query) - 1]
     same = np.asarray(pd.Series(cols.query, copy=False) == query, dtype=bool)
@@ -866,6 +779,8 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
     lines of its query before it and the queries before them, which ``before`` gives a piece (a streamed
     block, a piece of the whole file), so both readings stop at the same line.
     """
+    import pandas as pd
+
     n = len(rows)
     if not n:
         return None
@@ -904,7 +819,7 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
     elif new[j]:
         what = f"query {query!r} starts at rank {text}, not 1"
     elif ranks[j] < before_rank[j]:
-        what = f"the rank {text} comes after rank {_format_number(before_rank[j])} of query {query!r}"
+        what = f"the rank {text} comes after rank {format_number(before_rank[j])} of query {query!r}"
     else:
         what = f"the rank {text} is on line {place[j]} of query {query!r}, and a rank skips no place"
     return int(rows[j]), (f"{what} (MS MARCO ranks go 1, 2, 3, ... within each query's lines, equal ranks "
@@ -937,6 +852,8 @@ def concat_columns(parts: list[Columns]) -> Columns:
     def ids(arrays: list[Any]) -> Any:
         if isinstance(arrays[0], np.ndarray):
             return np.concatenate(arrays)
+        import pandas as pd
+
         return pd.concat([pd.Series(a, copy=False) for a in arrays], ignore_index=True).array
     lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
     atol = (None if any(p.trec_eval_grades is None for p in parts)
@@ -953,7 +870,7 @@ def _read_columns(path: Any, layout: _Layout | str, format: str | None = None) -
     data, name, cuts = _read_bytes(path)
     if isinstance(layout, str):
         layout = layout_of(layout, format, data[: 1 << 16], name)
-    _check_text(data, name)
+    check_text(data, name)
     skip, after = _header_end(data, layout)
     starts = [(skip, after)] + [(at, line) for at, line in cuts if skip < at < len(data)]
     parts = []
@@ -1056,6 +973,8 @@ def read_qrels_columns(path: Any, format: str | None = None) -> Columns:
 
 
 def _frame(cols: Columns, value: str) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame({"query_id": cols.query, "doc_id": cols.doc, value: cols.value})
 
 
@@ -1063,11 +982,7 @@ def _parquet(path: Any, format: str | None) -> bool:
     """Whether ``path`` is a Parquet file or directory (read by :mod:`tierank.io.parquet`)."""
     if isinstance(path, TextInput) or format not in (None, "parquet"):
         return False
-    from .stream import is_parquet
-
-    if format == "parquet" or is_parquet(path):
-        return True
-    return False
+    return format == "parquet" or is_parquet(path)
 
 
 def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame:
@@ -1128,8 +1043,6 @@ def read_run(path: str | os.PathLike, format: str | None = None) -> pd.DataFrame
     1       q1     d2   -2.0
     """
     if _parquet(path, format):
-        from .parquet import read_run_parquet
-
         return read_run_parquet(path)
     return _frame(read_run_columns(path, format), "score")
 
@@ -1178,8 +1091,6 @@ def read_qrels(path: str | os.PathLike, format: str | None = None) -> pd.DataFra
     0       q1     d1        2.0
     """
     if _parquet(path, format):
-        from .parquet import read_qrels_parquet
-
         return read_qrels_parquet(path)
     return _frame(read_qrels_columns(path, format), "relevance")
 
@@ -1200,7 +1111,7 @@ def read_run_tag(path: Any) -> str:
     'bm25'
     """
     source = path if isinstance(path, TextInput) else None
-    name = source.name if source is not None else _name(path)
+    name = source.name if source is not None else path_name(path)
     format = source.format if source is not None else None
     runid = "stdin" if source is not None and source.is_stdin else os.path.basename(name)
     if format == "msmarco":
@@ -1245,146 +1156,16 @@ def _first_lines(path: Any) -> tuple[bytes, int]:
                 text += b"\n" if text and not text.endswith(b"\n") else b""
                 break
             text += more
-            if _first_data_line(text) is not None:
+            if first_data(text) is not None:
                 break
             cut = text.rfind(b"\n") + 1   # whole lines, blank or comments: forgotten
-            _check_text(text[:cut], name, first)
+            check_text(text[:cut], name, first)
             first += text.count(b"\n", 0, cut)
             text = text[cut:]
-    _check_text(text[: text.rfind(b"\n") + 1], name, first)   # whole lines (a UTF-8 character may be cut)
+    check_text(text[: text.rfind(b"\n") + 1], name, first)   # whole lines (a UTF-8 character may be cut)
     return text, first
 
 
-# -------------------------------------------------------------------------------------------- write
-
-
-def _check_ids(ids: np.ndarray, what: str, kind: str) -> np.ndarray:
-    text = np.asarray([str(x) for x in ids], dtype=object) if len(ids) else np.zeros(0, dtype=object)
-    for x in text:
-        if not x or any(c.isspace() for c in x) or (what == "query id" and x.startswith("#")):
-            raise InputError(f"cannot write the {kind}: {what} {x!r} is empty, holds whitespace or "
-                             "starts with '#', so it could not be read back")
-    return text
-
-
-def _format_number(v: float) -> str:
+def format_number(v: float) -> str:
+    """A number as the writers write it: an integral value as an integer, else its shortest round-trip form."""
     return str(int(v)) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v))
-
-
-def write_run(run: Any, path: str | os.PathLike, *, tag: str = "tierank") -> None:
-    """Write a run as a TREC run file (gzip-compressed if ``path`` ends with ``.gz``).
-
-    Lines are ``qid Q0 docid rank score tag``, grouped by query (queries in sorted order), documents by
-    score descending, ties broken as trec_eval breaks them (document id descending), so that the rank
-    column matches the order trec_eval evaluates. Scores are written exactly (shortest round-trip
-    form), so reading the file back gives the same numbers.
-
-    Parameters
-    ----------
-    run : dict, DataFrame (pandas or polars) or pyarrow Table
-        ``{qid: {docid: score}}`` or a table with ``query_id, doc_id, score`` columns (or their
-        aliases; a ``rank`` column without scores: score = -rank).
-    path : str or os.PathLike
-        Written whole or not at all (a temporary file renamed over it, see
-        :func:`tierank.io.output.atomic_write`); an OutputError if it is the input itself or cannot be
-        written, before anything is read.
-    tag : str, default="tierank"
-        The sixth field (trec_eval's ``runid``).
-
-    Examples
-    --------
-    >>> import tempfile, os, pathlib, tierank.io.trec as trec
-    >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
-    >>> trec.write_run({"q1": {"d1": 0.5, "d2": 0.5, "d3": 0.9}}, path, tag="demo")
-    >>> print(pathlib.Path(path).read_text(), end="")
-    q1 Q0 d3 1 0.9 demo
-    q1 Q0 d2 2 0.5 demo
-    q1 Q0 d1 3 0.5 demo
-    """
-    from .frames import to_columns
-    from .output import check_output
-
-    check_output(path, [run])   # before reading: never over the run itself
-    if not tag or any(c.isspace() for c in tag):
-        raise InputError(f"the run tag {tag!r} must be a non-empty word without whitespace")
-    cols = normalized(to_columns(run, "run"), "score")   # the rules of evaluate(): no missing id, ...
-    scores = cols.value.astype(np.float64)
-    q = _check_ids(_id_values(cols.query), "query id", "run")
-    d = _check_ids(_id_values(cols.doc), "document id", "run")
-    qcode = _sort_codes(_id_values(cols.query), q)
-    # query, then score descending, then document id descending (trec_eval's order)
-    dcode = _string_rank(d)
-    order = np.lexsort((-dcode, -scores, qcode))
-    q, d, scores = q[order], d[order], scores[order]
-    starts = np.r_[True, q[1:] != q[:-1]] if len(q) else np.zeros(0, bool)
-    group = np.cumsum(starts) - 1
-    first = np.flatnonzero(starts)
-    rank = np.arange(len(q)) - first[group] + 1 if len(q) else np.zeros(0, int)
-    lines = [f"{a} Q0 {b} {r} {repr(float(s))} {tag}\n" for a, b, r, s in zip(q, d, rank, scores)]
-    _write_text(path, "".join(lines))
-
-
-def write_qrels(qrels: Any, path: str | os.PathLike) -> None:
-    """Write judgments as a TREC qrels file (gzip-compressed if ``path`` ends with ``.gz``).
-
-    Lines are ``qid 0 docid grade``, queries in sorted order and documents in the order given.
-    Integral grades are written as integers.
-
-    Parameters
-    ----------
-    qrels : dict, DataFrame (pandas or polars) or pyarrow Table
-        ``{qid: {docid: grade}}`` or a table with ``query_id, doc_id, relevance`` columns (or their aliases).
-    path : str or os.PathLike
-        Written whole or not at all (a temporary file renamed over it, see
-        :func:`tierank.io.output.atomic_write`); an OutputError if it is the input itself or cannot be
-        written, before anything is read.
-
-    Examples
-    --------
-    >>> import tempfile, os, pathlib, tierank.io.trec as trec
-    >>> path = os.path.join(tempfile.mkdtemp(), "qrels.txt")
-    >>> trec.write_qrels({"q1": {"d1": 2, "d9": -2}}, path)
-    >>> print(pathlib.Path(path).read_text(), end="")
-    q1 0 d1 2
-    q1 0 d9 -2
-    """
-    from .frames import to_columns
-    from .output import check_output
-
-    check_output(path, [qrels])   # before reading: never over the qrels themselves
-    cols = normalized(to_columns(qrels, "qrels"), "grade")
-    grades = cols.value
-    q = _check_ids(_id_values(cols.query), "query id", "qrels")
-    d = _check_ids(_id_values(cols.doc), "document id", "qrels")
-    order = np.argsort(_sort_codes(_id_values(cols.query), q), kind="stable")
-    lines = [f"{a} 0 {b} {_format_number(g)}\n" for a, b, g in zip(q[order], d[order], grades[order])]
-    _write_text(path, "".join(lines))
-
-
-def _id_values(ids: Any) -> np.ndarray:
-    """Normalised ids (int64, or a pyarrow string array) as a numpy array."""
-    return ids if isinstance(ids, np.ndarray) else np.asarray(ids.to_numpy(zero_copy_only=False), dtype=object)
-
-
-def _string_rank(ids: np.ndarray) -> np.ndarray:
-    """Rank of each id in ascending string order (equal ids, equal rank)."""
-    uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
-    return inverse.astype(np.int64)
-
-
-def _sort_codes(raw: np.ndarray, text: np.ndarray) -> np.ndarray:
-    """Query order: numbers numerically if every id is an int, else string order."""
-    if len(raw) and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in raw):
-        return np.asarray(raw, dtype=np.int64)
-    return _string_rank(text)
-
-
-def _write_text(path: Any, text: str) -> None:
-    """Write ``text`` as UTF-8 (gzip-compressed if the name ends with ``.gz``), whole or not at all."""
-    from .output import atomic_write
-
-    data = text.encode("utf-8")
-    if _name(path).endswith(".gz"):
-        data = gzip.compress(data)
-    with atomic_write(path, "wb") as fh:
-        fh.write(data)

@@ -4,10 +4,10 @@ One Python thread evaluates about 40 ns of numpy work per run row, holding the G
 threads do not scale; processes do. After the qrels are read and indexed (once, in the caller's
 process), :func:`evaluate_in_workers` forks ``workers`` processes, which share those arrays
 (copy-on-write, never written). Worker ``i`` reads the row groups of its range of rows and evaluates
-the queries that *start* in that range, block by block as :mod:`tierank.io.stream` does (each row at
+the queries that *start* in that range, block by block as :mod:`tierank.engine.streamed` does (each row at
 its row number in the whole dataset, so every tie mode orders ties as in memory): it leaves out the
 leading rows of a query that started before its range and reads its last query to its end (see
-``rows=`` of :func:`tierank.io.parquet.parquet_blocks`). Each worker sends back its per-query values
+``rows=`` of :func:`tierank.io.blocks.parquet_blocks`). Each worker sends back its per-query values
 only; the caller puts them together in row order, so the results are those of one process bit for bit.
 A worker runs without tierank's background threads (:mod:`tierank._threads`): the processes already
 keep every core busy.
@@ -25,8 +25,6 @@ blocks (about ``block_rows`` rows each, as in one process) per worker.
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.connection
 import os
 import sys
 import warnings
@@ -39,7 +37,7 @@ from .._threads import cores, single_threaded
 from ..data.columns import Columns, normalized
 from ..errors import InputError
 
-__all__ = ["check_workers", "worker_count", "evaluate_in_workers"]
+__all__ = ["worker_count", "evaluate_in_workers"]
 
 #: Rows a worker should have at least before a run is split (fewer: one process is about as fast).
 MIN_ROWS_PER_WORKER = 1 << 21
@@ -51,24 +49,9 @@ _POLL_SECONDS = 0.2
 
 def can_fork() -> bool:
     """Whether worker processes can be forked here (Linux, and not inside a daemonic process)."""
+    import multiprocessing
+
     return sys.platform.startswith("linux") and not multiprocessing.current_process().daemon
-
-
-def check_workers(workers: Any) -> None:
-    """An InputError unless ``workers`` is None or a positive integer.
-
-    Examples
-    --------
-    >>> from tierank.io.workers import check_workers
-    >>> check_workers(2)
-    >>> check_workers(0)
-    Traceback (most recent call last):
-    ...
-    tierank.errors.InputError: workers must be a positive integer or None, got 0
-    """
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
-                                or workers < 1):
-        raise InputError(f"workers must be a positive integer or None, got {workers!r}")
 
 
 def worker_count(workers: int | None, rows: int) -> int:
@@ -84,7 +67,6 @@ def worker_count(workers: int | None, rows: int) -> int:
     >>> worker_count(3, 1000) in (1, 3)   # 1 where processes cannot be forked
     True
     """
-    check_workers(workers)
     if not can_fork():
         return 1
     if workers is not None:
@@ -128,11 +110,13 @@ def _start(ctx: Any, target: Callable, args: tuple) -> Any:
 
 def evaluate_in_workers(driver: Any, parts: list[Callable[[], Iterator[Any]]], progress: bool | None, total: int,
                         name: str) -> list[tuple[list, np.ndarray, Any]] | None:
-    """Evaluate the blocks of each part (``part()``: blocks as :func:`tierank.io.stream.trec_blocks`
-    yields them) in its own process with a copy of ``driver`` (:class:`tierank.io.stream._Driver`),
+    """Evaluate the blocks of each part (``part()``: blocks as :func:`tierank.io.blocks.trec_blocks`
+    yields them) in its own process with a copy of ``driver`` (:class:`tierank.engine.streamed.Driver`),
     the bar counting ``total`` rows: what each copy computed (``done``, ``used``, ``empty_run``), in
     the order of the parts, or None when a worker raised, warned or died, or when no process could be
     started (no semaphores, a process limit)."""
+    import multiprocessing
+
     ctx = multiprocessing.get_context("fork")
     processes, receivers = [], []
     bar = None
@@ -164,6 +148,8 @@ def evaluate_in_workers(driver: Any, parts: list[Callable[[], Iterator[Any]]], p
 
 def _receive(receivers: list[Any], counter: Any, bar: ProgressBar) -> list[Any]:
     """What each worker sends (None for a worker that died), updating the bar as rows are evaluated."""
+    import multiprocessing.connection
+
     outs: list[Any] = [None] * len(receivers)
     waiting = dict(enumerate(receivers))
     shown = 0

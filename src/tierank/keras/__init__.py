@@ -15,13 +15,12 @@ evaluation to the next when scores tie. ::
 and MAP at k over lookup distances).
 """
 
-from ..errors import install_hint
+from ..dense._keras_ops import KERAS_INSTALL_HINT
 
 try:
     import keras as _keras
 except ImportError:   # pragma: no cover - depends on the environment
-    raise ImportError("tierank.keras needs Keras 3 and a backend (TensorFlow, JAX or PyTorch): "
-                      f"{install_hint('keras', 'tensorflow')}") from None
+    raise ImportError(KERAS_INSTALL_HINT) from None
 if not hasattr(_keras, "ops"):   # pragma: no cover - Keras 2
     raise ImportError(f"tierank.keras needs Keras 3 (keras.ops); found keras {_keras.__version__}: "
                       "pip install 'keras>=3.8'")

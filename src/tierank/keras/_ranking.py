@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import keras
+import numpy as np
 from keras import ops
 
 from ..dense import dense_values
 from ..dense._keras_ops import keras_ops
+from ..dense._kernel import ap_terms, in_top_k, safe_div, sort_rows
 from ..errors import InputError
 
 __all__ = ["NDCG", "DCG", "MeanAveragePrecision", "MeanReciprocalRank", "PrecisionAtK", "RecallAtK",
@@ -99,11 +101,12 @@ def _is_eager(x: Any) -> bool:
     return not torch.compiler.is_compiling()
 
 
-def _to_numpy(x: Any) -> Any:
-    """An eager tensor as a numpy array (torch directly: keras's np.array(tensor) warns under numpy 2)."""
-    if keras.backend.backend() == "torch":
+def to_numpy(x: Any) -> np.ndarray:
+    """An eager tensor of any backend, an array or a list as a numpy array (torch tensors directly: keras's
+    np.array(tensor) warns under numpy 2)."""
+    if hasattr(x, "detach"):   # torch
         return x.detach().cpu().numpy()
-    return ops.convert_to_numpy(x)
+    return np.asarray(ops.convert_to_numpy(x) if not isinstance(x, (np.ndarray, list, tuple)) else x)
 
 
 def _divide_no_nan(a: Any, b: Any) -> Any:
@@ -223,24 +226,22 @@ class _RankingMetric(keras.metrics.Mean):
 
     def _check_values(self, labels: Any, scores: Any, mask: Any, weights: Any) -> None:
         """Eager mode: NaN anywhere it would count, and a mask that is not boolean, are errors."""
-        import numpy as np
-
-        lab = _to_numpy(labels)
+        lab = to_numpy(labels)
         if np.isnan(lab).any():
             row = np.argwhere(np.isnan(lab))[0]
             raise InputError(f"y_true contains NaN (at {tuple(int(i) for i in row)}); pad with -1 or a mask")
         real = lab >= 0
         if mask is not None:
-            m = _to_numpy(mask)
+            m = to_numpy(mask)
             if m.dtype != bool and not np.isin(m, (0, 1)).all():
                 raise InputError(f'y_true["mask"] must be boolean (or 0/1), got values such as '
                                  f"{m[~np.isin(m, (0, 1))].ravel()[:3].tolist()}")
             real &= m.astype(bool)
         if weights is not None:
-            w = _to_numpy(weights)
+            w = to_numpy(weights)
             if np.isnan(w).any():
                 raise InputError("sample_weight contains NaN")
-        s = _to_numpy(scores)
+        s = to_numpy(scores)
         bad = np.isnan(s) & real
         if bad.any():
             row = np.argwhere(bad)[0]
@@ -464,16 +465,13 @@ def _weighted_ap_sum(o: Any, scores: Any, rel: Any, mask: Any, weights: Any, k: 
     In a tie of n items (r relevant, sum of their weights W) a position at offset o holds each item with
     probability 1/n, and given a relevant item there the relevant items above it in the tie number
     o (r - 1) / (n - 1) on average; so the expected term is the unweighted one (the dense kernel's
-    ``_ap_terms``) times W / r, the mean weight of the tie's relevant items. Fixed orders: ``w_j`` itself.
+    ``ap_terms``) times W / r, the mean weight of the tie's relevant items. Fixed orders: ``w_j`` itself.
     """
-    from ..dense._kernel import _ap_terms, _Rows, _safe_div, _sort_order, _top
-
-    order = _sort_order(o, scores, mask, ties, rel, seed)
-    rows = _Rows(o, o.take(scores, order), o.take(mask, order), fixed=ties != "expected")
+    order, rows = sort_rows(o, scores, mask, ties, rel, seed)
     b, w = o.take(rel, order), o.take(weights, order)
-    factor = w if rows.fixed else _safe_div(o, rows.tie_sum(w * b), rows.tie_sum(b))
+    factor = w if rows.fixed else safe_div(o, rows.tie_sum(w * b), rows.tie_sum(b))
     k_eff = rows.n_real if k is None else o.minimum(rows.n_real, float(k))
-    return o.sum(o.where(_top(o, rows, k_eff), _ap_terms(o, rows, b) * factor, 0.0))
+    return o.sum(o.where(in_top_k(o, rows, k_eff), ap_terms(o, rows, b) * factor, 0.0))
 
 
 @keras.saving.register_keras_serializable(package="tierank")

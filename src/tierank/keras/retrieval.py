@@ -29,10 +29,10 @@ import numpy as np
 from keras import ops
 
 from ..dense import dense_values
-from ..dense._kernel import _ap_terms, _cut_group, _hypergeometric_pmf, _Rows, _safe_div, _sort_order
 from ..dense._keras_ops import keras_ops
+from ..dense._kernel import ap_terms, cut_group, cut_index, hypergeometric_pmf, safe_div, sort_rows
 from ..errors import InputError
-from ._ranking import KERAS_TIES, metric_dtype
+from ._ranking import KERAS_TIES, metric_dtype, to_numpy
 
 __all__ = ["BNDCG", "PrecisionAtK", "RecallAtK", "MapAtK", "RetrievalMetric"]
 
@@ -50,12 +50,6 @@ _ARGS = """
     dtype : str, optional
         The float dtype of the computation and the result (default ``keras.backend.floatx()``; float16 and
         bfloat16 compute in float32)."""
-
-
-def _np(x: Any) -> np.ndarray:
-    if hasattr(x, "detach"):   # torch
-        return x.detach().cpu().numpy()
-    return np.asarray(ops.convert_to_numpy(x) if not isinstance(x, (np.ndarray, list, tuple)) else x)
 
 
 class RetrievalMetric:
@@ -123,7 +117,7 @@ class RetrievalMetric:
         dtype = metric_dtype(self.dtype)
         d = ops.cast(ops.convert_to_tensor(lookup_distances), dtype)
         mm = ops.convert_to_tensor(match_mask)
-        labels = _np(query_labels).reshape(-1)
+        labels = to_numpy(query_labels).reshape(-1)
         if len(d.shape) != 2:
             raise InputError(f"lookup_distances must have shape (queries, lookups), got {tuple(d.shape)}")
         if tuple(mm.shape) != tuple(d.shape):
@@ -135,10 +129,10 @@ class RetrievalMetric:
         if labels.shape[0] != d.shape[0]:
             raise InputError(f"The number of lookup sets must equal the number of query labels: "
                              f"{d.shape[0]} rows of lookups, {labels.shape[0]} query labels")
-        dn = _np(d)
+        dn = to_numpy(d)
         if np.isnan(dn).any():
             raise InputError(f"lookup_distances contains NaN (at {tuple(int(i) for i in np.argwhere(np.isnan(dn))[0])})")
-        mn = _np(mm)
+        mn = to_numpy(mm)
         if mn.dtype != bool and not np.isin(mn, (0, 1)).all():
             raise InputError("match_mask must be boolean (or 0/1)")
         b = ops.cast(ops.cast(mm, "bool"), dtype)
@@ -174,8 +168,7 @@ class RetrievalMetric:
     def _order(self, scores: Any, b: Any, real: Any) -> tuple[Any, Any, Any]:
         """Rows sorted by distance (ties by the mode), their tie groups, and the sorted matches."""
         o = keras_ops()
-        order = _sort_order(o, scores, real, self.ties, b, 0 if self.seed is None else self.seed)
-        rows = _Rows(o, o.take(scores, order), o.take(real, order), fixed=self.ties != "expected")
+        order, rows = sort_rows(o, scores, real, self.ties, b, 0 if self.seed is None else self.seed)
         return o, rows, o.take(b, order)
 
     def compute(self, *, query_labels: Any, lookup_labels: Any = None, lookup_distances: Any = None,
@@ -272,7 +265,7 @@ class PrecisionAtK(RetrievalMetric):
         cut = ops.minimum(counts, float(self.k)) if self.clip_at_r else ops.zeros_like(counts) + float(self.k)
         o, rows, bs = self._order(scores, b, real)
         top = rows.rank <= o.expand(cut)
-        per_query = _safe_div(o, o.sum(o.where(top, self._terms(o, rows, bs), 0.0)), counts)
+        per_query = safe_div(o, o.sum(o.where(top, self._terms(o, rows, bs), 0.0)), counts)
         return self._average(per_query, labels)
 
 
@@ -307,7 +300,7 @@ class MapAtK(PrecisionAtK):
     _macro_allowed = False
 
     def _terms(self, o: Any, rows: Any, b: Any) -> Any:
-        return _ap_terms(o, rows, b)
+        return ap_terms(o, rows, b)
 
 
 class BNDCG(RetrievalMetric):
@@ -358,10 +351,9 @@ class BNDCG(RetrievalMetric):
             top = rows.rank <= k
             dcg = o.sum(o.where(top, bs * disc, 0.0))
             n_top = o.to_int(o.sum(o.where(top, bs, 0.0)))
-            per_query = _safe_div(o, dcg, o.take(ideal, o.expand(n_top))[..., 0])
+            per_query = safe_div(o, dcg, o.take(ideal, o.expand(n_top))[..., 0])
             return self._average(per_query, labels)
-        at = o.expand(o.to_int(o.maximum(rows.n_real * 0.0 + k - 1.0, 0.0)))
-        t, n, r, before = _cut_group(o, rows, bs, at)
+        t, n, r, before = cut_group(o, rows, bs, cut_index(o, rows, rows.n_real * 0.0 + k))
         m = k - t                                                        # the cut tie's slots in the top k
         above = rows.pos < o.to_int(t)
         lo, hi = o.maximum(m - (n - r), 0.0), o.minimum(m, r)
@@ -370,17 +362,17 @@ class BNDCG(RetrievalMetric):
         if self.ties == "expected":
             S = o.expand(o.sum(o.where(above, rows.mean(bs) * disc, 0.0)))
             A = o.expand(o.sum(o.where(o.logical_and(rows.pos >= o.to_int(t), rows.rank <= k), disc, 0.0)))
-            ratio = _safe_div(o, S + _safe_div(o, x, m) * A, idcg)
-            per_query = o.sum(_hypergeometric_pmf(o, n, r, m, x, lo, hi, feasible) * ratio)
+            ratio = safe_div(o, S + safe_div(o, x, m) * A, idcg)
+            per_query = o.sum(hypergeometric_pmf(o, n, r, m, x, lo, hi, feasible) * ratio)
             return self._average(per_query, labels)
         S = o.expand(o.sum(o.where(above, bs * disc, 0.0)))      # ties above in the bound's order
         if self.ties == "upper":   # the x matches of the cut tie in its first x slots
             part = o.cumsum(o.where(x >= 1.0, 1.0 / o.log2(t + x + 1.0), 0.0))
-            value = _safe_div(o, S + part, idcg)
+            value = safe_div(o, S + part, idcg)
             per_query = o.max(o.where(feasible, value, -math.inf))
         else:                           # in its last x slots of the top k: ranks t + m - x + 1 .. t + m
             ok = o.logical_and(x >= 1.0, x <= m)
             part = o.cumsum(o.where(ok, 1.0 / o.log2(o.maximum(t + m - x + 2.0, 2.0)), 0.0))
-            value = _safe_div(o, S + part, idcg)
+            value = safe_div(o, S + part, idcg)
             per_query = -o.max(o.where(feasible, -value, -math.inf))
         return self._average(per_query, labels)

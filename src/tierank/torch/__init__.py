@@ -10,13 +10,13 @@ Drop-in replacements for torchmetrics' retrieval metrics: the same names and arg
 tensor(0.6111)
 """
 
-from ..errors import install_hint
+from ..dense._ops import TORCH_INSTALL_HINT
 
 try:
     import torch as _torch  # noqa: F401
     import torchmetrics as _torchmetrics  # noqa: F401
 except ImportError:
-    raise ImportError(f"tierank.torch needs torch and torchmetrics: {install_hint('torch')}") from None
+    raise ImportError(TORCH_INSTALL_HINT) from None
 
 from .functional import (retrieval_average_precision, retrieval_hit_rate, retrieval_normalized_dcg,
                          retrieval_precision, retrieval_r_precision, retrieval_recall, retrieval_reciprocal_rank)

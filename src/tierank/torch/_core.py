@@ -8,8 +8,7 @@ from typing import Any
 
 import torch
 
-from ..dense import dense_values, torch_ops
-from ..dense._kernel import DENSE_TIES
+from ..dense import DENSE_TIES, dense_values, torch_ops
 from ..errors import InputError
 
 #: cells of the padded (queries, longest list) matrix evaluated at a time by compute()

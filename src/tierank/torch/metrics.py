@@ -63,10 +63,7 @@ class _TieAware:
         preds = dim_zero_cat(self.preds)
         if preds.numel() == 0:
             return torch.tensor(0.0, dtype=result_dtype(preds), device=preds.device)
-        indexes, target = dim_zero_cat(self.indexes), dim_zero_cat(self.target)
-        values, empty = grouped_values(preds, target, indexes, self._spec, self._top_k(),
-                                       adaptive_k=getattr(self, "adaptive_k", False), ties=self.ties,
-                                       seed=self.seed, nonpositive_retrieved=self.nonpositive_retrieved)
+        values, empty = self._grouped(preds, dim_zero_cat(self.target), dim_zero_cat(self.indexes))
         if self.empty_target_action == "error" and bool(empty.any()):
             raise ValueError("`compute` method was provided with a query with no positive target.")
         if self.empty_target_action == "skip":
@@ -78,13 +75,15 @@ class _TieAware:
             return torch.tensor(0.0, dtype=result_dtype(preds), device=preds.device)
         return _retrieval_aggregate(values, self.aggregation).to(result_dtype(preds))
 
-    def _top_k(self) -> int | None:
-        return getattr(self, "top_k", None)
+    def _grouped(self, preds: torch.Tensor, target: torch.Tensor,
+                 indexes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per query the value and its emptiness, with this metric's options."""
+        return grouped_values(preds, target, indexes, self._spec, getattr(self, "top_k", None),
+                              adaptive_k=getattr(self, "adaptive_k", False), ties=self.ties, seed=self.seed,
+                              nonpositive_retrieved=self.nonpositive_retrieved)
 
     def _metric(self, preds: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        values, _ = grouped_values(preds, target, torch.zeros_like(preds, dtype=torch.long), self._spec,
-                                   self._top_k(), adaptive_k=getattr(self, "adaptive_k", False), ties=self.ties,
-                                   seed=self.seed, nonpositive_retrieved=self.nonpositive_retrieved)
+        values, _ = self._grouped(preds, target, torch.zeros_like(preds, dtype=torch.long))
         return values[0].to(result_dtype(preds))
 
 

@@ -1,122 +1,67 @@
-"""Runs larger than memory: a TREC run file (or a Parquet run, :mod:`tierank.io.parquet`) read and
-evaluated in blocks of whole queries, with the results of the in-memory evaluation bit for bit.
-
-How it works
-------------
-1. The qrels are read once, in memory (they are small next to a run), checked and indexed by query.
-2. The run is read block by block, on a thread that starts while the qrels are read (up to 8 blocks
-   ahead until then, one block ahead of the evaluation afterwards): about ``block_rows`` lines at a
-   time, cut at a line end. The rows of the last query of a block are held back and read again at the
-   start of the next block, so every block holds whole queries (a query longer than a block: its rows
-   are kept and the next lines parsed, ``block_rows`` at a time, until another query starts; each line is
-   parsed once, so blank lines inside a query cost their bytes only). The text comes from
-   :class:`tierank.io.source.TextReader` (lines of at most 1 MiB, checked as they arrive).
-   Each block is parsed with the rules and messages of :func:`tierank.io.trec.read_run` (pyarrow's CSV
-   reader, the same checks; errors name the file and the line of the whole file), on a second thread
-   while the reading thread checks that the block is text and reads the next lines (the parser releases
-   the GIL; the text check's error comes first, as when the whole file is read).
-3. Each block is evaluated as :mod:`tierank.spark` and :mod:`tierank.dask` evaluate a partition
-   (:func:`tierank.engine.core.evaluate_lists`: the local join, ``-M``/``-J`` and kernels), every run row
-   standing at its row number in the whole file, so ``ties="input"`` and ``ties="random"`` (which
-   hashes row numbers) order ties as in memory. Only the per-query values are kept (one row per query).
-4. At the end the judged queries never met in the run are scored as empty runs (``missing="zero"``) or
-   counted for the warning, and the :class:`~tierank.Results` are built; the means come from exactly
-   rounded sums (:mod:`tierank.data.exact_sum`), so they have the same bits whatever the blocks.
-5. A Parquet run is split between worker processes (``workers``, on Linux), each evaluating the queries
-   that start in its range of row groups (:mod:`tierank.io.workers`); their values are put together in
-   row order, so the results are the same bit for bit.
-
-Runs not grouped by query
--------------------------
-TREC runs list each query's lines together. When a query comes back in a later block after other
-queries, the first pass stops and a second pass reads the file again (the same open file, from its
-start; a pipe or standard input: the copy made while the first pass read it), writing its rows to temporary
-Arrow files, one per hash bucket of the query id (about ``block_rows`` rows each, at most 256 files, in
-``tempfile.gettempdir()`` unless ``TMPDIR`` says otherwise), then evaluates bucket by bucket: memory
-stays bounded, the results are the same bit for bit, and the run costs about one more read and one
-write of its rows to disk. With ``stream="grouped"`` the evaluation raises an InputError naming the
-file and line instead, saying how to sort the file (``LC_ALL=C sort -s -k1,1``: stable, so each
-query's lines keep their order; only ``ties="random"`` depends on the row positions of the sorted
-file). A run that fits in one block is never checked (nothing to group).
-
-Errors
-------
-Every error of :func:`tierank.io.trec.read_run` and of the join names the file and the line of the
-whole file. When a file has several problems, the first block with one reports it (in memory the
-whole file is checked for bytes that are not text before any line is parsed), and the qrels are read
-(and checked) before the run.
+"""Run files read in blocks of whole queries: a TREC (or MS MARCO) text run (:func:`trec_blocks`) or a
+Parquet run (:func:`parquet_blocks`), and what the streamed evaluation (:mod:`tierank.engine.streamed`) needs
+to read one: a description of the run file (:class:`RunSource`: its blocks, the second pass's buckets,
+how to sort it, its parts for worker processes), blocks read ahead on a thread (:class:`read_ahead`),
+and the second pass of a run not grouped by query (:func:`bucketed`). How blocks are cut: see
+:mod:`tierank.engine.streamed`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
-import sys
-import tempfile
 import threading
-from concurrent.futures import wait
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Generator, Iterator
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._progress import ProgressBar
 from .._threads import in_background
-from ..data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
+from ..data.columns import Columns, is_integer_ids, normalized
 from ..data.ids import query_codes
-from ..data.join import check_no_repeated_pairs
 from ..errors import InputError
 from . import trec
-from .source import Input, TextReader, line_ends, sniff_path
+from .parquet import ParquetRun, parquet_files, row_columns
+from .source import Input, TextInput, TextReader, line_ends, open_input
+from .workers import worker_count
 
-__all__ = ["trec_blocks", "DEFAULT_BLOCK_ROWS", "is_parquet", "is_run_file"]
+__all__ = ["trec_blocks", "parquet_blocks", "RunSource", "trec_source", "parquet_source", "read_ahead", "bucketed"]
 
-#: Run lines (or Parquet rows) per block by default: about 100 MB of working memory per block (larger
-#: blocks are hardly faster: benchmarks/bench_streaming.py).
-DEFAULT_BLOCK_ROWS = 1 << 18
-_READ_BYTES = 1 << 22          # bytes read from the file at a time
+_READ_BYTES = 1 << 22          # bytes read from a text file at a time
+_BATCH_ROWS = 1 << 16          # rows per batch read from a Parquet row group
 _MAX_BUCKETS = 256             # temporary files of the second pass, at most
-_EARLY_BLOCKS = 8              # blocks read ahead while the qrels are read
 
-
-class _NotGrouped(Exception):
-    """A query of the run comes back after other queries (in a later block)."""
-
-    def __init__(self, query: Any, where: dict, row_text: str) -> None:
-        super().__init__(query)
-        self.query = query
-        self.where = where
-        self.row_text = row_text
+#: A block: its rows (line or row numbers of the whole file), the number of rows before it, whether it is the last.
+Block = tuple[Columns, int, bool]
 
 
 # ------------------------------------------------------------------------------------ TREC blocks
 
 
-def _parse_lines(data: bytes, name: str, first_line: int, layout: Any = None,
+def _parse_lines(data: bytes, name: str, first_line: int, layout: Any,
                  meanwhile: Callable[[], None] | None = None,
                  ranks_before: trec.RanksBefore | None = None) -> Columns | None:
     """The run rows of ``data`` (whole lines, the first being line ``first_line`` of the file), with
-    the rules and messages of :func:`tierank.io.trec.read_run` (``layout``: TREC by default, or MS
-    MARCO, ``ranks_before`` saying which query's ranks go on); None when it holds no run line.
+    the rules and messages of :func:`tierank.io.trec.read_run` (``layout``: TREC or MS MARCO,
+    ``ranks_before`` saying which query's ranks go on); None when it holds no run line.
 
     The lines are parsed on a background thread (pyarrow's parser releases the GIL) while this thread
     checks that ``data`` is text, then calls ``meanwhile()`` (the reader reads on). The text check's
     error comes first, as when the whole file is read."""
-    layout = trec._RUN if layout is None else layout
     parsing = in_background(trec.columns_of_lines, data, name, layout, first_line, ranks_before)
+    from concurrent.futures import wait
+
     try:
-        trec._check_text(data, name, first_line)
+        trec.check_text(data, name, first_line)
         if meanwhile is not None:
             meanwhile()
     except BaseException:
         wait([parsing])   # the parse ends before the error leaves (its own error is not the first)
         raise
     return parsing.result()
-
-
 
 
 def _last_query_start(query: Any) -> int:
@@ -143,12 +88,14 @@ def _last_query_start(query: Any) -> int:
 def arrow_differs(ids: Any, other: Any) -> np.ndarray:
     """``ids != other`` (Arrow arrays of ids, or an array and a scalar) as a numpy bool array, a missing
     id (null, or a column of nulls only) differing from every id, missing or not."""
+    import pyarrow.compute as pc
+
     if pa.types.is_null(ids.type) or (isinstance(other, pa.Scalar) and pa.types.is_null(other.type)):
         return np.ones(len(ids), dtype=bool)
     return pc.fill_null(pc.not_equal(ids, other), True).to_numpy(zero_copy_only=False).astype(bool, copy=False)
 
 
-def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
+def take_rows(cols: Columns, rows: np.ndarray | slice) -> Columns:
     """Rows of ``cols`` (line numbers too); increasing rows that follow each other are a slice (views,
     no copy)."""
     if isinstance(rows, np.ndarray) and len(rows) and int(rows[-1]) - int(rows[0]) + 1 == len(rows) \
@@ -165,11 +112,11 @@ def _take(cols: Columns, rows: np.ndarray | slice) -> Columns:
 
 
 def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, format: str | None = None,
-                source: Input | None = None) -> Iterator[tuple[Columns, int, bool]]:
+                source: Input | None = None) -> Iterator[Block]:
     """The rows of a TREC (or MS MARCO) run file in blocks of whole queries.
 
-    ``path``: a path or a :class:`tierank.io.trec.TextInput`; ``source``: its input, already opened
-    (:func:`tierank.io.trec.open_input`; left open), else it is opened here (and closed); ``format``: as for
+    ``path``: a path or a :class:`tierank.io.source.TextInput`; ``source``: its input, already opened
+    (:func:`tierank.io.source.open_input`; left open), else it is opened here (and closed); ``format``: as for
     :func:`tierank.io.trec.read_run` (None: detected from the first bytes).
 
     Yields ``(columns, first_row, last)``: the rows of the block (ids and scores as
@@ -179,19 +126,19 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
     Examples
     --------
     >>> import os, pathlib, tempfile
-    >>> from tierank.io.stream import trec_blocks
+    >>> from tierank.io.blocks import trec_blocks
     >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
     >>> _ = pathlib.Path(path).write_text("q1 Q0 a 1 3 t\\nq1 Q0 b 2 2 t\\nq2 Q0 c 1 5 t\\nq3 Q0 a 1 1 t\\n")
     >>> [(list(c.query), first, last) for c, first, last in trec_blocks(path, block_rows=2)]
     [(['q1', 'q1', 'q2'], 0, False), (['q3'], 3, True)]
     """
-    text_input = path if isinstance(path, trec.TextInput) else None
+    text_input = path if isinstance(path, TextInput) else None
     if text_input is not None and format is None:
         format = text_input.format
     block_rows = max(1, int(block_rows))
     owned = source is None
     if source is None:
-        source = trec.open_input(path)
+        source = open_input(path)
     name = source.name
     bar = ProgressBar(progress, source.size(), os.path.basename(name), "B")
     try:
@@ -208,7 +155,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
         whole = not first
         # the layout is told from a whole first data line, whatever the read size: read on until one is
         # held, or 64 KB (the reader drops a byte order mark: what the whole file's reading looks at), or the end
-        while first and len(first) < 1 << 16 and trec._first_data_line(first) is None:
+        while first and len(first) < 1 << 16 and trec.first_data(first) is None:
             more = read()
             if not more:
                 whole = True
@@ -299,7 +246,7 @@ class _Pending:
             self.n_lines -= gone
 
 
-def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Iterator[tuple[Columns, int, bool]]:
+def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Iterator[Block]:
     """The blocks of :func:`trec_blocks`: ``block_rows`` lines are parsed (while the next lines are
     read), the rows of their last query are held back and parsed again at the start of the next block.
     A query longer than a block: the rows parsed so far are kept and their lines dropped, and the next
@@ -327,7 +274,7 @@ def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Ite
         keep = want   # lines of the block before the held-back query (all of them: nothing held back)
         if cols is not None:
             # the first row of the last query, counting the last carried row as row -1
-            before = [_take(carried[-1], slice(len(carried[-1].value) - 1, None))] if carried else []
+            before = [take_rows(carried[-1], slice(len(carried[-1].value) - 1, None))] if carried else []
             start = _last_query_start(trec.concat_columns(before + [cols]).query)
             k = start - len(before)   # the held-back rows of this block start at row k (0: all of them)
             if start == 0:   # one query so far (the carried one, if any): keep its rows, read on
@@ -336,10 +283,10 @@ def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Ite
             else:
                 assert cols.lines is not None
                 keep = int(cols.lines[k]) - line0
-                block_cols = trec.concat_columns(carried + [_take(cols, slice(0, k))])
+                block_cols = trec.concat_columns(carried + [take_rows(cols, slice(0, k))])
                 # the next block starts with the held-back query's first line: every query before it is over
                 if layout.negate:
-                    ranks = (trec.ranks_after(_take(cols, slice(0, k)), ranks) if k
+                    ranks = (trec.ranks_after(take_rows(cols, slice(0, k)), ranks) if k
                              else ranks or trec.RanksBefore()).finished()
                 carried = []
                 yield block_cols, row0, False
@@ -349,89 +296,130 @@ def _line_blocks(text: _Pending, name: str, layout: Any, block_rows: int) -> Ite
         text.drop(text.line_end(keep) if keep else 0)
 
 
-# ---------------------------------------------------------------------------------------- the driver
+
+# --------------------------------------------------------------------------------- Parquet blocks
 
 
-def _codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
-    queries = query_codes(ids, ids[:0])
-    return queries.run, queries.labels
+def parquet_blocks(path: Any, block_rows: int, progress: bool | None = None, rows: tuple[int, int] | None = None
+                   ) -> Iterator[Block]:
+    """The rows of a Parquet run in blocks of whole queries: ``(columns, first_row, last)`` as
+    :func:`trec_blocks` yields them.
+
+    ``rows``: ``(start, stop)``, ``start`` the first row of a row group: only the queries whose first
+    row is in ``[start, stop)`` (the rows a worker process evaluates, :mod:`tierank.io.workers`): the
+    leading rows of a query that started before ``start`` are left out, and the last query is read to
+    its end past ``stop``.
+
+    Examples
+    --------
+    >>> import os, tempfile, pandas as pd
+    >>> from tierank.io.blocks import parquet_blocks
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.parquet")
+    >>> pd.DataFrame({"query_id": [1, 1, 2, 3], "doc_id": [1, 2, 3, 4], "score": [1.0] * 4}).to_parquet(path)
+    >>> [(len(c.value), first, last) for c, first, last in parquet_blocks(path, block_rows=2)]
+    [(3, 0, False), (1, 3, True)]
+    """
+    dataset = ParquetRun.open(path)
+    files, names, starts = dataset.files, dataset.names, dataset.starts
+    total = int(dataset.sizes.sum())
+    if not total:
+        raise InputError("no run row: the table is empty", file=files[0])
+    block_rows = max(1, int(min(block_rows, total)))
+    bar = ProgressBar(progress, total, os.path.basename(os.fspath(path)), "rows")
+    start, stop = (0, total) if rows is None else rows
+    batches = dataset.batches(start, min(block_rows, _BATCH_ROWS))
+    segment = None if rows is None else _Segment(batches, names[0], dataset.query_before(start), stop - start)
+
+    def columns(table: pa.Table, row0: int) -> Columns:   # a slice: its buffers are shared, not destructed
+        if dataset.plain and not any(table.column(n).null_count for n in names):
+            # the arrays a DataFrame's columns would hold (``frame[col].array``: NaN counts as missing)
+            import pandas as pd
+
+            query, doc, score = (pd.arrays.NumpyExtensionArray(table.column(n).to_numpy()) for n in names)
+            arrays = Columns(query=query, doc=doc, value=score, source="run", names=names)
+            return row_columns(arrays, "run", row0, files, starts)
+        return row_columns(table.to_pandas(split_blocks=True), "run", row0, files, starts)
+
+    try:
+        pending: list[pa.RecordBatch] = []
+        n_pending, row0, want = 0, -1, block_rows
+        source = batches if segment is None else iter(segment)
+        done = False
+        while True:
+            while n_pending < want and not done:
+                batch = next(source, None)
+                if batch is None:
+                    done = True
+                    break
+                bar.update(batch.num_rows)
+                if row0 < 0:   # the first row kept
+                    row0 = start + (segment.skipped if segment is not None else 0)
+                pending.append(batch)
+                n_pending += batch.num_rows
+            table = pa.Table.from_batches(pending) if pending else None
+            if done:
+                if table is not None and table.num_rows:
+                    yield columns(table, row0), row0, True
+                return
+            assert table is not None   # rows are pending until the last batch
+            k = _last_query_start(table.column(names[0]))   # chunked: only its last rows are read
+            if k == 0:   # one query so far: read more rows before cutting
+                want *= 2
+                continue
+            yield columns(table.slice(0, k), row0), row0, False
+            row0 += k
+            pending = table.slice(k).combine_chunks().to_batches()
+            n_pending = table.num_rows - k
+            want = block_rows
+    finally:
+        bar.close()
 
 
-# ------------------------------------------------------------------------------- the second pass
+class _Segment:
+    """The batches of the queries that start in the next ``length`` rows of ``batches``: the leading
+    rows of the query ``before`` (a pyarrow scalar, or None) are left out (``skipped`` counts them),
+    and the rows after ``length`` are kept up to the first row of another query."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], query: str, before: Any, length: int) -> None:
+        self.batches, self.query, self.before, self.length = batches, query, before, length
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        read, previous = 0, self.before   # rows read; the query id of the row before the batch
+        skipping = self.before is not None
+        for batch in self.batches:
+            q, n = batch.column(self.query), batch.num_rows
+            if not n:
+                continue
+            if not skipping and read + n <= self.length:   # inside the range: every row is kept
+                yield batch
+                read += n
+                previous = q[n - 1]
+                continue
+            # where the query changes (a missing id counts as a change: its row is kept, and refused later)
+            first = arrow_differs(q.slice(0, 1), previous) if previous is not None else np.ones(1, dtype=bool)
+            new = np.concatenate([first, arrow_differs(q.slice(1), q.slice(0, n - 1))])
+            lo = 0
+            if skipping:
+                kept = np.flatnonzero(new)
+                lo = int(kept[0]) if len(kept) else n
+                self.skipped += lo
+                skipping = lo == n
+            after = max(lo, self.length - read)   # the range ends here (or before the first row kept)
+            later = np.flatnonzero(new[after:])      # queries starting there or later: not ours
+            hi = n if not len(later) else after + int(later[0])
+            if hi > lo:
+                yield batch.slice(lo, hi - lo)
+            if hi < n:
+                return
+            read += n
+            previous = q[n - 1]
 
 
-def _bucketed(blocks: Iterator[tuple[Columns, int, bool]], n_buckets: int, where: str,
-              ) -> Generator[tuple[Columns, np.ndarray], None, None]:
-    """Blocks of whole queries of any run: its rows written to ``n_buckets`` temporary Arrow files by a
-    hash of the query id, then read back one file at a time (rows in file order in each)."""
-    import pyarrow.ipc as ipc
-
-    with tempfile.TemporaryDirectory(prefix="tierank-", dir=where) as tmp:
-        writers: dict[int, Any] = {}
-        template: Columns | None = None
-        try:
-            for cols, row0, _ in blocks:
-                cols = normalized(cols, "score")
-                if template is None:
-                    template = _take(cols, slice(0, 0))
-                n = len(cols.value)
-                codes, uniques = _codes(cols.query)   # each query id coded once
-                bucket = (pd.util.hash_array(uniques) % np.uint64(n_buckets)).astype(np.int64)[codes]
-                order = np.argsort(bucket, kind="stable")
-                bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
-                table = pa.table({"q": _arrow(cols.query), "d": _arrow(cols.doc), "v": pa.array(cols.value),
-                                  "pos": pa.array(row0 + np.arange(n, dtype=np.int64)),
-                                  "line": pa.array(cols.lines if cols.lines is not None
-                                                   else np.zeros(n, np.int64))})
-                for b in np.flatnonzero(np.diff(bounds)).tolist():   # a loop over buckets, not queries
-                    part = table.take(pa.array(order[bounds[b]:bounds[b + 1]]))
-                    if b not in writers:
-                        writers[b] = ipc.new_file(os.path.join(tmp, f"{b}.arrow"), part.schema)
-                    writers[b].write_table(part)
-        finally:
-            for w in writers.values():
-                w.close()
-        assert template is not None
-        for b in sorted(writers):
-            with pa.OSFile(os.path.join(tmp, f"{b}.arrow")) as source:   # read into memory: the file can go
-                table = ipc.open_file(source).read_all()
-            q, d = table.column("q").combine_chunks(), table.column("d").combine_chunks()
-            cols = replace(template, query=q.to_numpy() if is_integer_ids(template.query) else q,
-                           doc=d.to_numpy() if is_integer_ids(template.doc) else d,
-                           value=table.column("v").to_numpy(),
-                           lines=None if template.lines is None else table.column("line").to_numpy())
-            yield cols, table.column("pos").to_numpy()
-            del table, cols
+# ---------------------------------------------------------------------------- reading a run file
 
 
-def _arrow(ids: Any) -> Any:
-    if isinstance(ids, np.ndarray):
-        return pa.array(ids)
-    return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-
-
-# -------------------------------------------------------------------------------------- entry point
-
-
-def is_run_file(run: Any) -> bool:
-    """Whether ``run`` names a file (a path, or a :class:`tierank.io.trec.TextInput`), which
-    :func:`tierank.evaluate` and the tie report read in blocks of whole queries."""
-    return isinstance(run, (str, os.PathLike, trec.TextInput))
-
-
-def is_parquet(path: Any) -> bool:
-    """Whether ``path`` is a directory (a Parquet dataset) or a regular file starting with Parquet's magic
-    bytes. Anything else (a pipe, a FIFO, ``/dev/stdin``) is not opened here: its bytes would be gone;
-    the text reader that reads it refuses Parquet bytes there (Parquet needs random access)."""
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        return False
-    if os.path.isdir(path):
-        return True
-    return sniff_path(path) == "parquet"
-
-
-class _read_ahead:   # noqa: N801 - used as a function returning an iterator
+class read_ahead:   # noqa: N801 - used as a function returning an iterator
     """``blocks``, read on a thread started at once while the caller does something else (reading the
     qrels, evaluating the current block: reading and pyarrow's parsing release the GIL), at most
     ``depth`` blocks ahead (memory grows by that many blocks; :meth:`keep` changes it). The reader's
@@ -472,7 +460,7 @@ class _read_ahead:   # noqa: N801 - used as a function returning an iterator
             if close is not None:
                 close()
 
-    def __iter__(self) -> "_read_ahead":
+    def __iter__(self) -> "read_ahead":
         return self
 
     def __next__(self) -> Any:
@@ -501,24 +489,24 @@ class _read_ahead:   # noqa: N801 - used as a function returning an iterator
 
 
 @dataclass
-class _Source:
+class RunSource:
     """A run file: its blocks, how many buckets a second pass needs, what to say when it is not grouped."""
 
-    blocks: Callable[[], Iterator[tuple[Columns, int, bool]]]
+    blocks: Callable[[], Iterator[Block]]
     n_buckets: Callable[[], int]
     name: str
     sort_hint: str
     # workers -> (rows, one callable giving the blocks of each worker): a run split between processes
-    parts: Callable[[int | None], tuple[int, list[Callable[[], Iterator[tuple[Columns, int, bool]]]]]] | None = None
+    parts: Callable[[int | None], tuple[int, list[Callable[[], Iterator[Block]]]]] | None = None
 
 
-def _trec_source(path: Any, block_rows: int, progress: bool | None, opened: Input) -> _Source:
+def trec_source(path: Any, block_rows: int, progress: bool | None, opened: Input) -> RunSource:
     """A text run, opened once (``opened``): the first pass reads it, a second pass reads it again from
     its start (:meth:`tierank.io.source.Input.rewind`: the same file, or the copy of a pipe)."""
     name = opened.name
     passes = 0
 
-    def blocks() -> Iterator[tuple[Columns, int, bool]]:
+    def blocks() -> Iterator[Block]:
         nonlocal passes
         if passes:
             opened.rewind()   # the first pass's reader has stopped: the rest of a pipe is copied now
@@ -528,7 +516,7 @@ def _trec_source(path: Any, block_rows: int, progress: bool | None, opened: Inpu
     def n_buckets() -> int:
         size = opened.size()
         size = (opened.spooled_size() if size is None else size) * (5 if opened.kind == "gzip" else 1)
-        return int(min(_MAX_BUCKETS, max(1, -(-size // (25 * block_rows)))))   # >= 25 bytes a line
+        return _bucket_count(size, 25 * block_rows)   # >= 25 bytes a line
     if not opened.regular:
         command = "... | LC_ALL=C sort -s -k1,1 | tierank ..."
     elif opened.kind == "gzip":
@@ -538,4 +526,95 @@ def _trec_source(path: Any, block_rows: int, progress: bool | None, opened: Inpu
     hint = (f"sort the file keeping the order of each query's lines, e.g. `{command}` (only ties='random' "
             "depends on where the lines stand), or evaluate it with stream=None (the default), which reads "
             "it a second time through temporary files")
-    return _Source(blocks, n_buckets, name, hint)
+    return RunSource(blocks, n_buckets, name, hint)
+
+
+def parquet_source(path: Any, block_rows: int, progress: bool | None) -> RunSource:
+    """A Parquet run (a file or a directory)."""
+    import pyarrow.parquet as pq
+
+    files = parquet_files(path)
+
+    def n_buckets() -> int:
+        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        return _bucket_count(rows, block_rows)
+    hint = ("write it sorted by query, keeping the order of each query's rows, e.g. with pyarrow: "
+            "t = pq.read_table(path); pq.write_table(t.take(pc.sort_indices(t, [(query_column, 'ascending')])), "
+            "'sorted.parquet') (sort_indices is stable; only ties='random' depends on where the rows stand), or "
+            "evaluate it with stream=None (the default), which reads it a second time through temporary files")
+
+    def parts(workers: int | None) -> tuple[int, list[Callable[[], Iterator[Block]]]]:
+        dataset = ParquetRun.open(path)
+        rows = int(dataset.sizes.sum())
+        n = worker_count(workers, rows)
+        ranges = dataset.segments(n) if n > 1 and rows else []
+        return rows, [functools.partial(parquet_blocks, path, block_rows, False, r) for r in ranges]
+    return RunSource(lambda: parquet_blocks(path, block_rows, progress), n_buckets, os.fspath(path), hint, parts)
+
+
+def _bucket_count(size: int, per_bucket: int) -> int:
+    """Temporary files of a second pass: ``size`` (rows, or bytes) in buckets of about ``per_bucket``, at
+    most :data:`_MAX_BUCKETS`."""
+    return int(min(_MAX_BUCKETS, max(1, -(-size // per_bucket))))
+
+
+# ------------------------------------------------------------------------------- the second pass
+
+
+def first_seen_codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
+    queries = query_codes(ids, ids[:0])
+    return queries.run, queries.labels
+
+
+def bucketed(blocks: Iterator[Block], n_buckets: int, where: str,
+              ) -> Generator[tuple[Columns, np.ndarray], None, None]:
+    """Blocks of whole queries of any run: its rows written to ``n_buckets`` temporary Arrow files by a
+    hash of the query id, then read back one file at a time (rows in file order in each)."""
+    import tempfile
+
+    import pandas as pd
+    import pyarrow.ipc as ipc
+
+    with tempfile.TemporaryDirectory(prefix="tierank-", dir=where) as tmp:
+        writers: dict[int, Any] = {}
+        template: Columns | None = None
+        try:
+            for cols, row0, _ in blocks:
+                cols = normalized(cols, "score")
+                if template is None:
+                    template = take_rows(cols, slice(0, 0))
+                n = len(cols.value)
+                codes, uniques = first_seen_codes(cols.query)   # each query id coded once
+                bucket = (pd.util.hash_array(uniques) % np.uint64(n_buckets)).astype(np.int64)[codes]
+                order = np.argsort(bucket, kind="stable")
+                bounds = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
+                table = pa.table({"q": _arrow(cols.query), "d": _arrow(cols.doc), "v": pa.array(cols.value),
+                                  "pos": pa.array(row0 + np.arange(n, dtype=np.int64)),
+                                  "line": pa.array(cols.lines if cols.lines is not None
+                                                   else np.zeros(n, np.int64))})
+                for b in np.flatnonzero(np.diff(bounds)).tolist():   # a loop over buckets, not queries
+                    part = table.take(pa.array(order[bounds[b]:bounds[b + 1]]))
+                    if b not in writers:
+                        writers[b] = ipc.new_file(os.path.join(tmp, f"{b}.arrow"), part.schema)
+                    writers[b].write_table(part)
+        finally:
+            for w in writers.values():
+                w.close()
+        assert template is not None
+        for b in sorted(writers):
+            with pa.OSFile(os.path.join(tmp, f"{b}.arrow")) as source:   # read into memory: the file can go
+                table = ipc.open_file(source).read_all()
+            q, d = table.column("q").combine_chunks(), table.column("d").combine_chunks()
+            cols = replace(template, query=q.to_numpy() if is_integer_ids(template.query) else q,
+                           doc=d.to_numpy() if is_integer_ids(template.doc) else d,
+                           value=table.column("v").to_numpy(),
+                           lines=None if template.lines is None else table.column("line").to_numpy())
+            yield cols, table.column("pos").to_numpy()
+            del table, cols
+
+
+def _arrow(ids: Any) -> Any:
+    if isinstance(ids, np.ndarray):
+        return pa.array(ids)
+    return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids

@@ -1,0 +1,103 @@
+"""Benchmark of start-up time (not a test): how long a fresh process takes before tierank does any work.
+
+Two pairs, each a tierank command against the floor it cannot go below (the libraries it needs, imported
+and nothing else):
+
+* ``tierank QRELS RUN -m map`` on trec_eval's own test files (tests/data/trec_eval/qrels.test and
+  results.test: 3 queries, 1,500 lines), against ``python -c "import numpy, pyarrow.csv"``;
+* ``python -c "import tierank"`` against ``python -c "import numpy, pyarrow"``.
+
+Every run is a fresh process; the two commands of a pair take turns (A B A B ...), so that a change in
+the machine's load hits both alike; each time is the median of ``--repeat`` runs (default 10), with the
+range in brackets. The target is a ratio of at most 1.3x the floor.
+
+    python benchmarks/bench_startup.py [--repeat 10] [--module]
+
+The command runs the console script installed next to the interpreter (``bin/tierank``), or
+``python -m tierank`` with ``--module`` (or when there is no script); the output says which, and which
+tierank was imported (``PYTHONPATH`` is passed on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "trec_eval"
+TARGET = 1.3
+
+
+def wall_time(argv: list[str]) -> float:
+    """Seconds from starting ``argv`` to its exit (its output discarded); a failure is an error."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seconds = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(argv)} failed (exit {proc.returncode}): {proc.stderr.decode()[-500:]}")
+    return seconds
+
+
+def alternate(a: list[str], b: list[str], repeat: int) -> tuple[list[float], list[float]]:
+    """``repeat`` wall times of each command, run in turn: A B A B ... (one untimed run of each first)."""
+    wall_time(a), wall_time(b)      # the files and libraries into the page cache
+    times_a, times_b = [], []
+    for _ in range(repeat):
+        times_a.append(wall_time(a))
+        times_b.append(wall_time(b))
+    return times_a, times_b
+
+
+def tierank_command(module: bool) -> tuple[list[str], str]:
+    """The command that starts tierank, and how to say it."""
+    script = Path(sys.executable).with_name("tierank")
+    if not module and script.is_file():
+        return [str(script)], f"the console script {script}"
+    return [sys.executable, "-m", "tierank"], f"{sys.executable} -m tierank"
+
+
+def _cell(times: list[float]) -> str:
+    return f"{statistics.median(times):.3f} [{min(times):.3f}-{max(times):.3f}]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=10, help="timed runs of each command (default 10)")
+    p.add_argument("--module", action="store_true", help="run python -m tierank, not the console script")
+    a = p.parse_args(argv)
+    py = sys.executable
+    tierank, how = tierank_command(a.module)
+    imported = subprocess.run([py, "-c", "import tierank; print(tierank.__file__, tierank.__version__)"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    qrels, run = str(DATA / "qrels.test"), str(DATA / "results.test")
+    pairs = [
+        ("tierank qrels.test results.test -m map", [*tierank, qrels, run, "-m", "map", "--no-progress"],
+         'python -c "import numpy, pyarrow.csv"', [py, "-c", "import numpy, pyarrow.csv"]),
+        ('python -c "import tierank"', [py, "-c", "import tierank"],
+         'python -c "import numpy, pyarrow"', [py, "-c", "import numpy, pyarrow"]),
+    ]
+    print(f"tierank: {how}; imports {imported}; PYTHONPATH={os.environ.get('PYTHONPATH', '')!r}")
+    print(f"each row: median of {a.repeat} fresh processes, the two commands of a pair taking turns "
+          "(min-max in brackets)")
+    print()
+    print("| command | seconds | floor | floor seconds | ratio |\n|---|---:|---|---:|---:|")
+    verdicts = []
+    for label, cmd, floor_label, floor in pairs:
+        times, floor_times = alternate(cmd, floor, a.repeat)
+        ratio = statistics.median(times) / statistics.median(floor_times)
+        print(f"| `{label}` | {_cell(times)} | `{floor_label}` | {_cell(floor_times)} | {ratio:.2f}x |",
+              flush=True)
+        verdicts.append(f"`target {'met   ' if ratio <= TARGET else 'MISSED'} {label}: {ratio:.2f}x "
+                        f"{floor_label} (goal <= {TARGET:g}x)`  ")
+    print()
+    print("\n".join(verdicts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
