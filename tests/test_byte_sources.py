@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import tierank
 from tierank import InputError
-from tierank.io import blocks, stream, trec
+from tierank.io import blocks, trec
 from tierank.io.trec import TextInput
 from tierank.engine.core import evaluate_lists, prepare_lists
 from tierank.engine.options import Options
