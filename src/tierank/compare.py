@@ -10,7 +10,6 @@ scipy is needed (``pip install tierank[stats]``); it is imported only here, only
 
 from __future__ import annotations
 
-import json
 import string
 import warnings
 from dataclasses import dataclass
@@ -386,6 +385,8 @@ class Comparison:
         if fmt == "latex":
             return self.to_latex(digits)
         if fmt == "json":
+            import json
+
             return json.dumps(self.to_dict(), indent=2) + "\n"
         if fmt == "csv":
             return self.tests.to_csv(index=False, lineterminator="\n")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import unicodedata
 from dataclasses import dataclass, field
@@ -499,6 +498,8 @@ def json_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, p
               bounds: bool = False) -> str:
     """JSON: ``{"ties", "measures": {label: canonical}, "runs": [{"run", "runid", "queries", "mean",
     ["lower", "upper"], ["per_query": {qid: {label: value}}, "per_query_lower", "per_query_upper"]}]}``."""
+    import json
+
     out: dict[str, Any] = {"ties": runs[0].results.ties if runs else None,
                            "measures": {m.label: str(m.measure) for m in measures}, "runs": []}
     for r in runs:

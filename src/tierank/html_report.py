@@ -10,10 +10,8 @@ the file never touches the network. A few lines of script set ``data-images-load
 
 from __future__ import annotations
 
-import base64
+# base64, hashlib, html and matplotlib are imported where used: the command line loads this module
 import datetime
-import hashlib
-import html
 import io
 import os
 import platform
@@ -300,10 +298,15 @@ def _e(x: Any) -> str:
     """Text as the page shows it: control and bidi characters as visible escapes (``\\x1b``, ``\\u202e``:
     a right-to-left override in a run name would show ``r\\u202etxt.exe`` as ``rexe.txt``), then HTML's
     special characters as entities. Backslashes are kept, as in messages (the page quotes messages)."""
+    import html
+
     return html.escape(escape_text(x, one_to_one=False), quote=True)
 
 
 def _page(title: str, body: str) -> str:
+    import base64
+    import hashlib
+
     script_hash = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
            "base-uri 'none'; form-action 'none'")
@@ -518,6 +521,8 @@ def _plots_section(runs: list[_Run], numeric: list, comparison: Any) -> str:
 
 
 def _png(results: dict, label: str, column: str, comparison: Any) -> str:
+    import base64
+
     from matplotlib.figure import Figure
 
     if len(results) == 1:
@@ -551,6 +556,8 @@ def _file_row(label: str, source: Any) -> list:
     path = path.decode() if isinstance(path, bytes) else path
     if path == "-" or not os.path.isfile(path):
         return [_e(label), _e(path), "", ""]
+    import hashlib
+
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
