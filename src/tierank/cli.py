@@ -25,9 +25,9 @@ import click
 
 from ._progress import delay as progress_delay
 from .api import evaluate
-from .compare import SUPERSCRIPTS, Comparison
+from .compare import SUPERSCRIPTS, TESTS, Comparison
 from .errors import InputError, TierankError, TierankWarning, spelled_as
-from .formats import RunResults, escape_text, render, shown_measures
+from .formats import FORMATS, RunResults, escape_text, render, shown_measures
 from .html_report import command_line, recorded_warnings, report_html
 from .io.frames import to_columns
 from .io.output import atomic_write, check_output
@@ -42,9 +42,6 @@ from .ties.policy import TIE_MODES
 
 __all__ = ["main"]
 
-TIE_CHOICES = TIE_MODES
-FORMAT_CHOICES = ("table", "trec", "json", "csv", "markdown", "latex")
-TEST_CHOICES = ("t", "permutation", "bootstrap")
 
 
 
@@ -377,10 +374,19 @@ _EVAL_OPTIONS = [
 ]
 
 
-def _common(f: Any) -> Any:
-    for option in reversed(_COMMON_OPTIONS):
-        f = option(f)
-    return f
+_SEED_OPTION = click.option("--seed", type=int, default=0, show_default=True,
+                            help="Seed of --ties random and of the randomised tests.")
+_DIGITS_OPTION = click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+                              help="Decimals of the printed values.")
+
+
+def _options(*options: Any) -> Any:
+    """A decorator that adds ``options`` to a command, listed in this order by its help."""
+    def add(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return add
 
 
 def _missing(complete: bool, missing: str | None) -> str:
@@ -427,26 +433,24 @@ def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
     return wrap(qrels, qrels_format), tuple(wrap(r, run_format) for r in runs)
 
 
-@main.command("eval", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]},
+@main.command("eval", cls=_GreedyMeasures,
               epilog="See also `tierank ties --help`: how much ties move each measure.")
 @click.argument("qrels", type=_DATA)
 @click.argument("runs", nargs=-1, required=True, type=_DATA, metavar="RUN [RUN]...")
-@_common
+@_options(*_COMMON_OPTIONS)
 @click.option("-q", "--per-query", is_flag=True, help="Also print one row per query (trec_eval -q).")
-@click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
+@click.option("--ties", type=click.Choice(TIE_MODES), default="expected", show_default=True,
               help="How tied documents count: expected / lower / upper = exact mean / minimum / maximum over "
                    "all their orderings; optimistic / pessimistic = relevant (higher gain) documents first / "
                    "last; trec_eval = document id descending, as trec_eval does; input = input order; random = "
                    "a seeded order.")
 @click.option("--bounds", is_flag=True, help="Also print the minimum and maximum over all tie orderings.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ties random and of the "
-              "randomised tests.")
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="table", show_default=True,
+@_SEED_OPTION
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="Output format; trec prints exactly trec_eval's layout.")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals of the printed values.")
+@_DIGITS_OPTION
 @click.option("--compare", is_flag=True, help="Paired significance tests between the runs, over queries.")
-@click.option("--test", "test", type=click.Choice(TEST_CHOICES), default="t", show_default=True,
+@click.option("--test", "test", type=click.Choice(TESTS), default="t", show_default=True,
               help="--compare: paired t-test, randomisation (permutation) test, or bootstrap test.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="--compare: significance level, after the correction.")
@@ -460,13 +464,7 @@ def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
               help="Also draw the measures to FILE (png, svg or pdf, by its extension; needs matplotlib): "
                    "per query with the range ties allow for one run; means and per-query differences for "
                    "several.")
-@_EVAL_OPTIONS[0]
-@_EVAL_OPTIONS[1]
-@_EVAL_OPTIONS[2]
-@_EVAL_OPTIONS[3]
-@_EVAL_OPTIONS[4]
-@_FORMAT_OPTIONS[0]
-@_FORMAT_OPTIONS[1]
+@_options(*_EVAL_OPTIONS, *_FORMAT_OPTIONS)
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, per_query: bool, ties: str, bounds: bool, seed: int,
                  fmt: str, digits: int, compare: bool, test: str, alpha: float, correction: str,
@@ -584,20 +582,15 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                   show_runid="runid" in extra, show_num_q="num_q" in extra)
 
 
-@main.command("ties", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]})
+@main.command("ties", cls=_GreedyMeasures)
 @click.argument("qrels", type=_TEXT)
 @click.argument("runs", nargs=-1, required=True, type=_TEXT, metavar="RUN [RUN]...")
-@_common
-@click.option("-f", "--format", "fmt", type=click.Choice([f for f in FORMAT_CHOICES if f != "trec"]),
+@_options(*_COMMON_OPTIONS)
+@click.option("-f", "--format", "fmt", type=click.Choice([f for f in FORMATS if f != "trec"]),
               default="table", show_default=True, help="Output format.")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals of the printed values.")
+@_DIGITS_OPTION
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
-@_EVAL_OPTIONS[0]
-@_EVAL_OPTIONS[1]
-@_EVAL_OPTIONS[4]
-@_FORMAT_OPTIONS[0]
-@_FORMAT_OPTIONS[1]
+@_options(*_EVAL_OPTIONS[:2], _EVAL_OPTIONS[4], *_FORMAT_OPTIONS)
 def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, fmt: str, digits: int, progress: bool | None,
                  no_relevant: str = "zero", trec_eval_version: str = "10", run_format: str | None = None,
@@ -645,7 +638,7 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
     _echo(out, nl=False)
 
 
-@main.command("measures", context_settings={"help_option_names": ["-h", "--help"]})
+@main.command("measures")
 @click.argument("name", required=False)
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
               show_default=True, help="Output format.")
@@ -672,18 +665,17 @@ class _ReportCommand(_GreedyMeasures):
         return super().parse_args(ctx, args)
 
 
-@main.command("report", cls=_ReportCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@main.command("report", cls=_ReportCommand)
 @click.argument("qrels", type=_FILE)
 @click.argument("runs", nargs=-1, required=True, type=_FILE, metavar="RUN [RUN]...")
-@_common
+@_options(*_COMMON_OPTIONS)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="The HTML file to write ('-': stdout).")
-@click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
+@click.option("--ties", type=click.Choice(TIE_MODES), default="expected", show_default=True,
               help="How tied documents count in the tables of means, as in `tierank eval` (their exact "
                    "range is always shown).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ties random and of the "
-              "randomised tests.")
-@click.option("--test", "test", type=click.Choice(TEST_CHOICES), default="t", show_default=True,
+@_SEED_OPTION
+@click.option("--test", "test", type=click.Choice(TESTS), default="t", show_default=True,
               help="Significance test between runs: paired t-test, randomisation (permutation) or bootstrap.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level, after the correction.")
@@ -695,8 +687,7 @@ class _ReportCommand(_GreedyMeasures):
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimals of the tables.")
 @click.option("--plots/--no-plots", default=True, show_default=True, help="Embed the plots (needs matplotlib).")
-@_EVAL_OPTIONS[0]
-@_EVAL_OPTIONS[1]
+@_options(*_EVAL_OPTIONS[:2])
 def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                    complete: bool, missing: str | None, output: str, ties: str, seed: int, test: str,
                    alpha: float, correction: str, resamples: int, title: str | None, digits: int, plots: bool,

@@ -240,12 +240,9 @@ class Comparison:
         if len(set(names)) < len(names):
             raise InputError("two runs have the same name")
         indexes = [results[n].per_query.index for n in names]
-        common = indexes[0]
+        common = union = indexes[0]
         for ix in indexes[1:]:
-            common = common.intersection(ix, sort=False)
-        union = indexes[0]
-        for ix in indexes[1:]:
-            union = union.union(ix, sort=False)
+            common, union = common.intersection(ix, sort=False), union.union(ix, sort=False)
         if len(common) == 0:
             raise InputError("the runs have no query in common: nothing to compare")
         if len(common) < len(union):
@@ -271,11 +268,11 @@ class Comparison:
         counts = frozenset(label for label, column in measures.items()
                            if any(_is_count(res, column) for res in results.values()))
         rows = []
+        pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
         for label in measures:
             if label in counts:
                 continue
             frame = per_query[label]
-            pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
             p = np.array([paired_test(frame[names[i]].to_numpy(), frame[names[j]].to_numpy(), test,
                                       n_resamples=n_resamples, seed=seed) for i, j in pairs])
             finite = ~np.isnan(p)
