@@ -19,7 +19,8 @@ import numpy as np
 
 from .api import evaluate
 from .errors import InputError, TierankWarning, install_hint, param_text
-from .formats import format_value, latex_escape, latex_table, markdown_escape, markdown_table, text_table
+from .formats import (format_value, latex_escape, latex_table, markdown_escape, markdown_table, sorted_ids,
+                      text_table)
 from .plot import plot_comparison
 from .results import aggregate
 
@@ -250,7 +251,7 @@ class Comparison:
             warnings.warn(f"{n_out} quer{'y is' if n_out == 1 else 'ies are'} not evaluated in every run and "
                           f"{'is' if n_out == 1 else 'are'} left out of the comparison "
                           f"({param_text('missing', 'zero')} scores missing queries 0)", TierankWarning, stacklevel=2)
-        common = _sorted_index(common)
+        common = pd.Index(sorted_ids(common), name=common.name)
         per_query = {}
         means = {}
         for label, column in measures.items():
@@ -447,16 +448,6 @@ def _aggregate_column(results: Any, column: str, values: pd.Series) -> float:
 def _is_count(results: Any, column: str) -> bool:
     m = results.measures.get(column) if hasattr(results, "measures") else None
     return m is not None and m.family.is_count
-
-
-def _sorted_index(index: pd.Index) -> pd.Index:
-    import pandas as pd
-
-    values = list(index)
-    try:
-        return pd.Index(sorted(values), name=index.name)
-    except TypeError:
-        return pd.Index(sorted(values, key=str), name=index.name)
 
 
 def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str | Iterable[str], *,

@@ -12,7 +12,7 @@ import io
 import math
 import unicodedata
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -38,6 +38,7 @@ __all__ = [
     "latex_table",
     "format_value",
     "format_percent",
+    "sorted_ids",
     "trec_eval_order",
 ]
 
@@ -401,7 +402,7 @@ def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasur
         rows = [[str(q)] + [cell(r, m, q) for m in measures] for q in r.results.per_query.index]
         rows.append(["all"] + [_mean_cell(r, m, bounds, digits) for m in measures])
         return [render_table(fmt, header, rows, f"{r.name}: per query")]
-    queries = _union_index([r.results.per_query.index for r in runs])
+    queries = sorted_ids(dict.fromkeys(q for r in runs for q in r.results.per_query.index))
     tables = []
     for m in measures:
         header = ["query"] + [r.name for r in runs]
@@ -411,12 +412,13 @@ def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasur
     return tables
 
 
-def _union_index(indexes: Sequence[pd.Index]) -> list:
-    seen: dict = {}
-    for ix in indexes:
-        for q in ix:
-            seen.setdefault(q, None)
-    values = list(seen)
+def sorted_ids(ids: Iterable[Any]) -> list:
+    """Query ids sorted by value, or as text where they do not compare (numbers and strings mixed).
+
+    >>> sorted_ids([3, 1, 2]), sorted_ids(["q2", 10, "q1"])
+    ([1, 2, 3], [10, 'q1', 'q2'])
+    """
+    values = list(ids)
     try:
         return sorted(values)
     except TypeError:
