@@ -12,6 +12,8 @@ line). Nothing is written on stdout when there is an error.
 from __future__ import annotations
 
 import os
+import shlex
+import signal
 import sys
 import threading
 import time
@@ -21,15 +23,26 @@ from typing import Any, Iterator, Sequence
 
 import click
 
-from .errors import InputError, TierankError, spelled_as
+from ._progress import delay as progress_delay
+from .api import evaluate
+from .comparison import SUPERSCRIPTS, TESTS, Comparison
+from .errors import InputError, TierankError, TierankWarning, spelled_as
+from .formats import FORMATS, RunResults, escape_text, render, shown_measures
+from .html_report import command_line, recorded_warnings, report_html
+from .io.frames import to_columns
+from .io.output import atomic_write, check_output
+from .io.source import is_parquet
+from .io.source import TextInput
+from .io.trec import read_run_tag
+from .measures import expand, measure_names
+from .measures._describe import render_measures
 from .measures._parse import number_value
+from .plot import plot_format, save_plot
+from .report import render_reports, tie_report
 from .ties.policy import TIE_MODES
 
 __all__ = ["main"]
 
-TIE_CHOICES = TIE_MODES
-FORMAT_CHOICES = ("table", "trec", "json", "csv", "markdown", "latex")
-TEST_CHOICES = ("t", "permutation", "bootstrap")
 
 
 
@@ -39,9 +52,6 @@ TEST_CHOICES = ("t", "permutation", "bootstrap")
 def _shown(texts: Sequence[str], rel_level: float | None) -> tuple[list, set[str]]:
     """The ``-m`` values as the measures to show (:func:`tierank.measures.expand`) and the pseudo-measures
     asked for (``runid``, ``num_q``), which ``--format trec`` prints as trec_eval does."""
-    from .formats import shown_measures
-    from .measures import expand
-
     expanded = expand(texts, rel_level=rel_level)
     return shown_measures(expanded), set(expanded.pseudo)
 
@@ -53,9 +63,7 @@ class _Progress:
     """A tqdm bar on stderr that shows up only when the work takes more than ``delay`` seconds."""
 
     def __init__(self, total: int, enabled: bool, delay: float | None = None) -> None:
-        from ._progress import delay as default_delay
-
-        delay = default_delay(1.0) if delay is None else delay
+        delay = progress_delay(1.0) if delay is None else delay
         self.enabled = enabled
         self.bar = None
         if not enabled:
@@ -92,13 +100,6 @@ class _Progress:
             self.bar = None
 
 
-def _read_judgments(qrels: str) -> Any:
-    """The qrels file (TREC text, or a Parquet file or directory) as columns, read once for every run."""
-    from .io.frames import to_columns
-
-    return to_columns(qrels, "qrels")
-
-
 def _progress_enabled(flag: bool | None, fmt: str) -> bool:
     if flag is not None:
         return flag
@@ -108,14 +109,6 @@ def _progress_enabled(flag: bool | None, fmt: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------ error handling
-
-
-@contextmanager
-def _reported_warnings() -> Iterator[list]:
-    """Collect tierank's warnings, to print them on stderr as one line each."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield caught
 
 
 def _encoding(err: bool) -> str:
@@ -145,8 +138,6 @@ def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     if not err and sys.stdout is None:   # started with standard output closed (>&-): click would drop the text
         _fail("cannot write to standard output: it is closed")
     if err:
-        from .formats import escape_text
-
         text = escape_text(text, one_to_one=False)
     if not can_encode(text, err):
         enc = _encoding(err)
@@ -177,8 +168,6 @@ def _silence_stdout() -> None:
 
 
 def _print_warnings(caught: list, where: str | None = None) -> None:
-    from .errors import TierankWarning
-
     for w in caught:
         if issubclass(w.category, TierankWarning):
             prefix = f"{where}: " if where else ""
@@ -220,8 +209,6 @@ _REAL = _Real()
 def _cli_spelling(name: str, value: Any) -> str | None:
     """A Python parameter and its value as the command line sets them (``max_docs=50`` is ``-M 50``), or
     None for a parameter that has no option."""
-    import shlex
-
     flag = _FLAGS.get(name)
     if flag is None:
         return None
@@ -277,8 +264,6 @@ class _GreedyMeasures(click.Command):
 
 
 def _is_measure(word: str) -> bool:
-    from .measures import expand
-
     if word.startswith("-") or os.path.exists(word):
         return False
     try:
@@ -342,8 +327,6 @@ def _exit_on_sigterm(ctx: click.Context) -> None:
     blocks and ``with`` statements on the way out run: the temporary files of a run read a second time
     are removed, as on Ctrl-C (the default action of SIGTERM kills the process on the spot). The handler
     is the command's only: the one before it comes back when the command ends."""
-    import signal
-
     if threading.current_thread() is not threading.main_thread():   # signal handlers: main thread only
         return
 
@@ -353,19 +336,13 @@ def _exit_on_sigterm(ctx: click.Context) -> None:
     ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, previous))
 
 
-def _measure_names() -> list[str]:
-    from .measures import measure_names
-
-    return measure_names()
-
-
 _COMMON_OPTIONS = [
     click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
                  help="Measure(s): nDCG@10, AP, P(rel=2)@5, ranx names (ndcg@10, map@100-l2), trec_eval names "
                       "with parameters (ndcg_cut.10, P.5,10, map, utility.2,-1,0,0), trec_eval's sets "
                       "'official', 'all_trec' and 'set'. Repeat -m or list several after one -m. "
                       "Default: trec_eval's default set (official). `tierank measures` lists every "
-                      "measure: " + ", ".join(_measure_names()) + "."),
+                      "measure: " + ", ".join(measure_names()) + "."),
     click.option("-l", "--rel-level", type=_REAL, default=None, metavar="N",
                  help="Relevance level: grades >= N are relevant, for every measure with a rel parameter "
                       "that does not set it (like trec_eval -l; nDCG gains are unchanged)."),
@@ -398,10 +375,19 @@ _EVAL_OPTIONS = [
 ]
 
 
-def _common(f: Any) -> Any:
-    for option in reversed(_COMMON_OPTIONS):
-        f = option(f)
-    return f
+_SEED_OPTION = click.option("--seed", type=int, default=0, show_default=True,
+                            help="Seed of --ties random and of the randomised tests.")
+_DIGITS_OPTION = click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
+                              help="Decimals of the printed values.")
+
+
+def _options(*options: Any) -> Any:
+    """A decorator that adds ``options`` to a command, listed in this order by its help."""
+    def add(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return add
 
 
 def _missing(complete: bool, missing: str | None) -> str:
@@ -439,8 +425,6 @@ def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
     """The qrels and runs, as :class:`tierank.io.trec.TextInput` where a format is given, the file is
     '-' (standard input, at most once) or it is not a regular file (a pipe, ``/dev/stdin``, ``<(...)``:
     read once, the TextInput keeps its first lines for the run's tag); plain paths otherwise."""
-    from .io.trec import TextInput
-
     if [qrels, *runs].count("-") > 1:
         raise click.UsageError("'-' (standard input) can be read only once: give it for one file only")
 
@@ -450,26 +434,24 @@ def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
     return wrap(qrels, qrels_format), tuple(wrap(r, run_format) for r in runs)
 
 
-@main.command("eval", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]},
+@main.command("eval", cls=_GreedyMeasures,
               epilog="See also `tierank ties --help`: how much ties move each measure.")
 @click.argument("qrels", type=_DATA)
 @click.argument("runs", nargs=-1, required=True, type=_DATA, metavar="RUN [RUN]...")
-@_common
+@_options(*_COMMON_OPTIONS)
 @click.option("-q", "--per-query", is_flag=True, help="Also print one row per query (trec_eval -q).")
-@click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
+@click.option("--ties", type=click.Choice(TIE_MODES), default="expected", show_default=True,
               help="How tied documents count: expected / lower / upper = exact mean / minimum / maximum over "
                    "all their orderings; optimistic / pessimistic = relevant (higher gain) documents first / "
                    "last; trec_eval = document id descending, as trec_eval does; input = input order; random = "
                    "a seeded order.")
 @click.option("--bounds", is_flag=True, help="Also print the minimum and maximum over all tie orderings.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ties random and of the "
-              "randomised tests.")
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMAT_CHOICES), default="table", show_default=True,
+@_SEED_OPTION
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="Output format; trec prints exactly trec_eval's layout.")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals of the printed values.")
+@_DIGITS_OPTION
 @click.option("--compare", is_flag=True, help="Paired significance tests between the runs, over queries.")
-@click.option("--test", "test", type=click.Choice(TEST_CHOICES), default="t", show_default=True,
+@click.option("--test", "test", type=click.Choice(TESTS), default="t", show_default=True,
               help="--compare: paired t-test, randomisation (permutation) test, or bootstrap test.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="--compare: significance level, after the correction.")
@@ -483,13 +465,7 @@ def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
               help="Also draw the measures to FILE (png, svg or pdf, by its extension; needs matplotlib): "
                    "per query with the range ties allow for one run; means and per-query differences for "
                    "several.")
-@_EVAL_OPTIONS[0]
-@_EVAL_OPTIONS[1]
-@_EVAL_OPTIONS[2]
-@_EVAL_OPTIONS[3]
-@_EVAL_OPTIONS[4]
-@_FORMAT_OPTIONS[0]
-@_FORMAT_OPTIONS[1]
+@_options(*_EVAL_OPTIONS, *_FORMAT_OPTIONS)
 def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, per_query: bool, ties: str, bounds: bool, seed: int,
                  fmt: str, digits: int, compare: bool, test: str, alpha: float, correction: str,
@@ -517,7 +493,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
     if compare and len(runs) < 2:
         raise click.UsageError("--compare needs at least two runs")
     with _errors_to_exit():
-        with _reported_warnings() as caught:
+        with recorded_warnings() as caught:
             shown, extra = _shown(measures or ("official",), _rel(rel_level))
         _print_warnings(caught)
         if not shown:
@@ -535,8 +511,6 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
 def _check_outputs(inputs: Sequence[Any], *outputs: str | None) -> None:
     """Before any work: each output file (and standard output, ``"-"``, when it is a file) can be
     written and is none of the inputs (:func:`tierank.io.output.check_output`)."""
-    from .io.output import check_output
-
     for path in outputs:
         if path is not None:
             check_output(path, inputs)
@@ -559,15 +533,8 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
                          progress: bool, no_relevant: str = "zero", trec_eval_version: int = 10,
                          judged_only: bool = False, max_docs: int | None = None, plot: str | None = None,
                          tie_cost_budget: float | None = None) -> str:
-    import tierank
-    from .formats import RunResults, render
-    from .io.source import is_parquet
-    from .io.trec import read_run_tag
-
     names = _run_names(runs)
     if plot is not None:
-        from .plot import plot_format
-
         plot_format(plot)    # a bad extension fails before any work
     _check_outputs([qrels, *runs], plot, "-")   # and an output over an input, or in no directory
     # the plot shows the range ties allow (not with -M, where a tie across rank M has no bounds)
@@ -576,16 +543,15 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
     results = []
     try:
         bar.step("reading the judgments")
-        judgments = _read_judgments(qrels)   # once for every run
+        judgments = to_columns(qrels, "qrels")   # once for every run
         for path, name in zip(runs, names):
             bar.step(f"evaluating {name}")
-            with _reported_warnings() as caught:
-                res = tierank.evaluate(judgments, path, list(dict.fromkeys(m.measure for m in shown)), ties=ties,
-                                       bounds=bounds or plot_bounds, missing=missing, seed=seed,
-                                       no_relevant=no_relevant,
-                                       trec_eval_version=trec_eval_version, judged_only=judged_only,
-                                       max_docs=max_docs, progress=progress,
-                                       tie_cost_budget=tie_cost_budget)   # streamed in blocks of queries
+            with recorded_warnings() as caught:
+                res = evaluate(judgments, path, list(dict.fromkeys(m.measure for m in shown)), ties=ties,
+                               bounds=bounds or plot_bounds, missing=missing, seed=seed, no_relevant=no_relevant,
+                               trec_eval_version=trec_eval_version, judged_only=judged_only,
+                               max_docs=max_docs, progress=progress,
+                               tie_cost_budget=tie_cost_budget)   # streamed in blocks of queries
             _print_warnings(caught, name)
             runid = ((os.path.basename(path) if is_parquet(path) else read_run_tag(path))
                      if fmt in ("trec", "json") else None)
@@ -595,9 +561,7 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
             if len(runs) < 2:
                 raise InputError("--compare needs at least two runs")
             bar.step("significance tests")
-            from .comparison import Comparison
-
-            with _reported_warnings() as caught:
+            with recorded_warnings() as caught:
                 comparison = Comparison.from_results({r.name: r.results for r in results},
                                                      {m.label: str(m.measure) for m in shown}, test=test,
                                                      alpha=alpha, correction=correction,
@@ -606,40 +570,28 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
             bar.advance()
         if plot is not None:
             bar.step("drawing")
-            _save_plot(plot, results, shown, comparison if compare else None)
+            save_plot(plot, {r.name: r.results for r in results},
+                      [(m.label, str(m.measure)) for m in shown if not m.is_text],
+                      comparison=comparison if compare else None)
             bar.advance()
     finally:
         bar.close()
     if compare:
-        from .comparison import SUPERSCRIPTS
-
         # superscript letters where stdout can encode them, else ^ab (e.g. PYTHONIOENCODING=cp1252)
         return comparison.render(fmt, digits=digits, ascii=not can_encode(SUPERSCRIPTS))
     return render(results, shown, fmt, per_query=per_query, bounds=bounds, digits=digits,
                   show_runid="runid" in extra, show_num_q="num_q" in extra)
 
 
-def _save_plot(path: str, results: list, shown: list, comparison: Any) -> None:
-    from .plot import save_plot
-
-    measures = [(m.label, str(m.measure)) for m in shown if not m.measure.family.text]
-    save_plot(path, {r.name: r.results for r in results}, measures, comparison=comparison)
-
-
-@main.command("ties", cls=_GreedyMeasures, context_settings={"help_option_names": ["-h", "--help"]})
+@main.command("ties", cls=_GreedyMeasures)
 @click.argument("qrels", type=_TEXT)
 @click.argument("runs", nargs=-1, required=True, type=_TEXT, metavar="RUN [RUN]...")
-@_common
-@click.option("-f", "--format", "fmt", type=click.Choice([f for f in FORMAT_CHOICES if f != "trec"]),
+@_options(*_COMMON_OPTIONS)
+@click.option("-f", "--format", "fmt", type=click.Choice([f for f in FORMATS if f != "trec"]),
               default="table", show_default=True, help="Output format.")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals of the printed values.")
+@_DIGITS_OPTION
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
-@_EVAL_OPTIONS[0]
-@_EVAL_OPTIONS[1]
-@_EVAL_OPTIONS[4]
-@_FORMAT_OPTIONS[0]
-@_FORMAT_OPTIONS[1]
+@_options(*_EVAL_OPTIONS[:2], _EVAL_OPTIONS[4], *_FORMAT_OPTIONS)
 def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                  complete: bool, missing: str | None, fmt: str, digits: int, progress: bool | None,
                  no_relevant: str = "zero", trec_eval_version: str = "10", run_format: str | None = None,
@@ -654,15 +606,13 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
     Example:
       tierank ties qrels.txt run.txt -m nDCG@10 AP P@5
     """
-    from .report import tie_report
-
     missing_mode = _missing(complete, missing)
     qrels, runs = _text_inputs(qrels, runs, run_format, qrels_format)
     with _errors_to_exit():
-        with _reported_warnings() as caught:
+        with recorded_warnings() as caught:
             shown, _ = _shown(measures or ("official",), _rel(rel_level))
         _print_warnings(caught)
-        shown = [m for m in shown if not m.measure.family.text]
+        shown = [m for m in shown if not m.is_text]
         if not shown:
             raise InputError("no measure to report on; add one with -m")
         names = _run_names(runs)
@@ -672,10 +622,10 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         parts = []
         try:
             bar.step("reading the judgments")
-            judgments = _read_judgments(qrels)   # once for every run
+            judgments = to_columns(qrels, "qrels")   # once for every run
             for path, name in zip(runs, names):
                 bar.step(f"tie report of {name}")
-                with _reported_warnings() as caught:
+                with recorded_warnings() as caught:
                     report = tie_report(judgments, path, {m.label: m.measure for m in shown}, missing=missing_mode,
                                         name=name, no_relevant=no_relevant,
                                         trec_eval_version=int(trec_eval_version), progress=show_progress,
@@ -685,13 +635,11 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
                 bar.advance()
         finally:
             bar.close()
-        from .report import render_reports
-
         out = render_reports(parts, fmt, digits=digits)
     _echo(out, nl=False)
 
 
-@main.command("measures", context_settings={"help_option_names": ["-h", "--help"]})
+@main.command("measures")
 @click.argument("name", required=False)
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
               show_default=True, help="Output format.")
@@ -705,8 +653,6 @@ def measures_command(name: str | None, fmt: str) -> None:
       tierank measures nDCG
       tierank measures --format markdown
     """
-    from .measures._describe import render_measures
-
     with _errors_to_exit():
         out = render_measures(fmt, name)
     _echo(out, nl=False)
@@ -720,18 +666,17 @@ class _ReportCommand(_GreedyMeasures):
         return super().parse_args(ctx, args)
 
 
-@main.command("report", cls=_ReportCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@main.command("report", cls=_ReportCommand)
 @click.argument("qrels", type=_FILE)
 @click.argument("runs", nargs=-1, required=True, type=_FILE, metavar="RUN [RUN]...")
-@_common
+@_options(*_COMMON_OPTIONS)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="The HTML file to write ('-': stdout).")
-@click.option("--ties", type=click.Choice(TIE_CHOICES), default="expected", show_default=True,
+@click.option("--ties", type=click.Choice(TIE_MODES), default="expected", show_default=True,
               help="How tied documents count in the tables of means, as in `tierank eval` (their exact "
                    "range is always shown).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --ties random and of the "
-              "randomised tests.")
-@click.option("--test", "test", type=click.Choice(TEST_CHOICES), default="t", show_default=True,
+@_SEED_OPTION
+@click.option("--test", "test", type=click.Choice(TESTS), default="t", show_default=True,
               help="Significance test between runs: paired t-test, randomisation (permutation) or bootstrap.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level, after the correction.")
@@ -743,8 +688,7 @@ class _ReportCommand(_GreedyMeasures):
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimals of the tables.")
 @click.option("--plots/--no-plots", default=True, show_default=True, help="Embed the plots (needs matplotlib).")
-@_EVAL_OPTIONS[0]
-@_EVAL_OPTIONS[1]
+@_options(*_EVAL_OPTIONS[:2])
 def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                    complete: bool, missing: str | None, output: str, ties: str, seed: int, test: str,
                    alpha: float, correction: str, resamples: int, title: str | None, digits: int, plots: bool,
@@ -759,13 +703,10 @@ def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...],
       tierank report qrels.txt run.txt -m nDCG@10 AP P@10 -o report.html
       tierank report qrels.txt runA.txt runB.txt -m AP RR --test permutation -o compare.html
     """
-    from .html_report import command_line, report_html
-    from .io.output import atomic_write
-
     missing_mode = _missing(complete, missing)
     with _errors_to_exit():
         _check_outputs([qrels, *runs], output)   # before any work
-        with _reported_warnings() as caught:
+        with recorded_warnings() as caught:
             page = report_html(qrels, list(runs), list(measures) or None, ties=ties, missing=missing_mode,
                                no_relevant=no_relevant, trec_eval_version=int(trec_eval_version),
                                rel_level=_rel(rel_level), seed=seed, test=test, alpha=alpha,

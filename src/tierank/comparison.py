@@ -10,16 +10,22 @@ scipy is needed (``pip install tierank[stats]``); it is imported only here, only
 
 from __future__ import annotations
 
-import json
 import string
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
+from .api import evaluate
 from .errors import InputError, TierankWarning, install_hint, param_text
+from .formats import (format_value, latex_escape, latex_table, markdown_escape, markdown_table, sorted_ids,
+                      text_table)
+from .plot import plot_comparison
+from .results import aggregate
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["compare", "Comparison", "paired_test", "holm", "TESTS"]
 
@@ -27,8 +33,10 @@ TESTS = ("t", "permutation", "bootstrap")
 _TEST_ALIASES = {"t": "t", "student": "t", "ttest": "t", "t-test": "t", "permutation": "permutation",
                  "randomization": "permutation", "randomisation": "permutation", "fisher": "permutation",
                  "bootstrap": "bootstrap"}
-_TEST_NAMES = {"t": "paired t-test", "permutation": "paired randomisation (permutation) test",
-               "bootstrap": "paired bootstrap test"}
+#: each test and each multiple-testing correction as the tables' notes name them
+TEST_NAMES = {"t": "paired t-test", "permutation": "paired randomisation (permutation) test",
+              "bootstrap": "paired bootstrap test"}
+CORRECTION_NAMES = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}
 _SUPERSCRIPT = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
 #: every non-ASCII character a comparison table may print (besides run names and query ids)
 SUPERSCRIPTS = "".join(_SUPERSCRIPT.values())
@@ -171,9 +179,7 @@ def _correct(p: np.ndarray, correction: str) -> np.ndarray:
         return holm(p)
     if correction == "bonferroni":
         return np.minimum(1.0, p * len(p))
-    if correction == "none":
-        return p.copy()
-    raise InputError(f"correction={correction!r}: use 'holm', 'bonferroni' or 'none'")
+    return p.copy()
 
 
 @dataclass
@@ -217,8 +223,10 @@ class Comparison:
 
         ``measures`` maps the label to show to the column of ``Results.per_query``.
         """
+        import pandas as pd
+
         test = _check_test(test)
-        if correction not in ("holm", "bonferroni", "none"):
+        if correction not in CORRECTION_NAMES:
             raise InputError(f"correction={correction!r}: use 'holm', 'bonferroni' or 'none'")
         if not 0 < alpha < 1:
             raise InputError(f"alpha={alpha!r} must be between 0 and 1")
@@ -233,12 +241,9 @@ class Comparison:
         if len(set(names)) < len(names):
             raise InputError("two runs have the same name")
         indexes = [results[n].per_query.index for n in names]
-        common = indexes[0]
+        common = union = indexes[0]
         for ix in indexes[1:]:
-            common = common.intersection(ix, sort=False)
-        union = indexes[0]
-        for ix in indexes[1:]:
-            union = union.union(ix, sort=False)
+            common, union = common.intersection(ix, sort=False), union.union(ix, sort=False)
         if len(common) == 0:
             raise InputError("the runs have no query in common: nothing to compare")
         if len(common) < len(union):
@@ -246,7 +251,7 @@ class Comparison:
             warnings.warn(f"{n_out} quer{'y is' if n_out == 1 else 'ies are'} not evaluated in every run and "
                           f"{'is' if n_out == 1 else 'are'} left out of the comparison "
                           f"({param_text('missing', 'zero')} scores missing queries 0)", TierankWarning, stacklevel=2)
-        common = _sorted_index(common)
+        common = pd.Index(sorted_ids(common), name=common.name)
         per_query = {}
         means = {}
         for label, column in measures.items():
@@ -264,11 +269,11 @@ class Comparison:
         counts = frozenset(label for label, column in measures.items()
                            if any(_is_count(res, column) for res in results.values()))
         rows = []
+        pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
         for label in measures:
             if label in counts:
                 continue
             frame = per_query[label]
-            pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
             p = np.array([paired_test(frame[names[i]].to_numpy(), frame[names[j]].to_numpy(), test,
                                       n_resamples=n_resamples, seed=seed) for i, j in pairs])
             finite = ~np.isnan(p)
@@ -299,8 +304,6 @@ class Comparison:
     def mean_text(self, run: str, measure: str, digits: int = 4) -> str:
         """The mean of ``run`` on ``measure`` as the tables print it: ``digits`` decimals, a count as an
         integer."""
-        from .formats import format_value
-
         return format_value(float(self.means.loc[run, measure]), measure in self.counts, digits)
 
     def _rows(self, digits: int, mark: Any) -> tuple[list[str], list[list[str]]]:
@@ -314,11 +317,10 @@ class Comparison:
         return header, rows
 
     def _note(self) -> str:
-        correction = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}
         n = len(next(iter(self.per_query.values()))) if self.per_query else 0
         counts = (f"; counts ({', '.join(c for c in self.means.columns if c in self.counts)}) are summed, "
                   "not tested") if self.counts else ""
-        return (f"{_TEST_NAMES[self.test]}, {correction[self.correction]} p <= {self.alpha:g}, over {n} "
+        return (f"{TEST_NAMES[self.test]}, {CORRECTION_NAMES[self.correction]} p <= {self.alpha:g}, over {n} "
                 f"quer{'y' if n == 1 else 'ies'}, ties={self.ties}; letters mark the runs a run is "
                 f"significantly better than{counts}")
 
@@ -327,14 +329,12 @@ class Comparison:
         rows = []
         for r in self.tests.itertuples():
             rows.append([r.measure, f"{self.letters[r.run_a]} - {self.letters[r.run_b]}", f"{r.diff:+.{digits}f}",
-                         _p(r.p_value), _p(r.p_adjusted), "yes" if r.significant else "no"])
+                         p_value_text(r.p_value), p_value_text(r.p_adjusted), "yes" if r.significant else "no"])
         return header, rows
 
     def to_string(self, digits: int = 4, ascii: bool = False) -> str:
         """The comparison as aligned text: means with superscript letters (``ascii=True``: ``^ab``, for
         streams that cannot encode superscripts), then every pair's p-values."""
-        from .formats import text_table
-
         if ascii:
             header, rows = self._rows(digits, lambda w: f"^{w}" if w else "")
         else:
@@ -345,8 +345,6 @@ class Comparison:
 
     def to_markdown(self, digits: int = 4) -> str:
         """The comparison as Markdown tables (significance letters as ``<sup>``)."""
-        from .formats import markdown_escape, markdown_table
-
         header, rows = self._rows(digits, lambda w: f"<sup>{w}</sup>" if w else "")
         header = [markdown_escape(c) for c in header]
         rows = [[markdown_escape(c) if k < 2 else c for k, c in enumerate(r)] for r in rows]   # <sup> kept
@@ -357,8 +355,6 @@ class Comparison:
     def to_latex(self, digits: int = 4, caption: str | None = None) -> str:
         """The comparison as a LaTeX table (booktabs), significance letters as superscripts, as ranx's
         ``Report.to_latex``."""
-        from .formats import latex_escape, latex_table
-
         header, rows = self._rows(digits, lambda w: f"$^{{{w}}}$" if w else "")
         rows = [[latex_escape(c) if k < 2 else c for k, c in enumerate(r)] for r in rows]
         return latex_table(header, rows, "ll" + "r" * (len(header) - 2),
@@ -387,6 +383,8 @@ class Comparison:
         if fmt == "latex":
             return self.to_latex(digits)
         if fmt == "json":
+            import json
+
             return json.dumps(self.to_dict(), indent=2) + "\n"
         if fmt == "csv":
             return self.tests.to_csv(index=False, lineterminator="\n")
@@ -414,8 +412,6 @@ class Comparison:
         matplotlib.figure.Figure
             See :func:`tierank.plot.plot_runs` (needs matplotlib: ``pip install tierank[plot]``).
         """
-        from .plot import plot_comparison
-
         return plot_comparison(self, measure, results, baseline=baseline, axes=axes)
 
     def __str__(self) -> str:
@@ -425,7 +421,8 @@ class Comparison:
         return self.to_string()
 
 
-def _p(p: float) -> str:
+def p_value_text(p: float) -> str:
+    """A p-value as the tables print it: four decimals, ``<0.0001`` below, ``nan`` for none."""
     if np.isnan(p):
         return "nan"
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
@@ -439,7 +436,7 @@ def _letter(i: int) -> str:
 def _aggregate_column(results: Any, column: str, values: pd.Series) -> float:
     """The run's aggregate of these per-query values, as its Results aggregates them (mean, sum, or
     trec_eval's geometric mean for GMAP)."""
-    from .results import aggregate
+    import pandas as pd
 
     measure = getattr(results, "measures", {}).get(column)
     if measure is None:
@@ -451,14 +448,6 @@ def _aggregate_column(results: Any, column: str, values: pd.Series) -> float:
 def _is_count(results: Any, column: str) -> bool:
     m = results.measures.get(column) if hasattr(results, "measures") else None
     return m is not None and m.family.is_count
-
-
-def _sorted_index(index: pd.Index) -> pd.Index:
-    values = list(index)
-    try:
-        return pd.Index(sorted(values), name=index.name)
-    except TypeError:
-        return pd.Index(sorted(values, key=str), name=index.name)
 
 
 def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str | Iterable[str], *,
@@ -516,8 +505,6 @@ def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str |
     >>> float(cmp.tests.loc[0, "p_value"])
     0.25
     """
-    import tierank
-
     if isinstance(runs, Mapping):
         named = dict(runs)
     else:
@@ -532,13 +519,10 @@ def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str |
         measures = [measures]
     measures = list(measures)
     _check_test(test)
-    results = {name: tierank.evaluate(qrels, run, measures, ties=ties, missing=missing, seed=seed,
-                                      no_relevant=no_relevant, trec_eval_version=trec_eval_version)
+    results = {name: evaluate(qrels, run, measures, ties=ties, missing=missing, seed=seed,
+                              no_relevant=no_relevant, trec_eval_version=trec_eval_version)
                for name, run in named.items()}
-    labels = {}
-    for m in measures:
-        labels[str(m)] = str(m)
-    return Comparison.from_results(results, labels, test=test, alpha=alpha, correction=correction,
+    return Comparison.from_results(results, {str(m): str(m) for m in measures}, test=test, alpha=alpha, correction=correction,
                                    n_resamples=n_resamples, seed=seed)
 
 

@@ -7,18 +7,20 @@ the measure, and how trec_eval spells it). Every function returns text; nothing 
 
 from __future__ import annotations
 
-import json
+import csv
+import io
 import math
 import unicodedata
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
-from .measures import Measure
+from .measures import Measure, trec_order, trec_prints_per_query
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .results import Results
 
 __all__ = [
@@ -35,6 +37,8 @@ __all__ = [
     "markdown_table",
     "latex_table",
     "format_value",
+    "format_percent",
+    "sorted_ids",
     "trec_eval_order",
 ]
 
@@ -64,6 +68,11 @@ class ShownMeasure:
         """True for NumQ, NumRet, NumRel, NumRelRet: summed over queries and printed as integers."""
         return self.measure.family.is_count
 
+    @property
+    def is_text(self) -> bool:
+        """True for RelString: a string per query, no range and no aggregate."""
+        return self.measure.family.text
+
 
 def shown_measures(expanded: Mapping[str, Measure]) -> list[ShownMeasure]:
     """The measures of :func:`tierank.measures.expand` as shown: label, measure and trec_eval name.
@@ -85,13 +94,14 @@ class RunResults:
     runid: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def column(self, m: ShownMeasure, frame: str = "per_query") -> pd.Series:
-        table = getattr(self.results, frame)
-        return table[str(m.measure)]
+    def column(self, m: ShownMeasure, which: str = "value") -> pd.Series:
+        """The values per query (``which``: ``"value"``, or the bound ``"lower"`` or ``"upper"``)."""
+        return getattr(self.results, "per_query" if which == "value" else which)[str(m.measure)]
 
-    def mean(self, m: ShownMeasure, which: str = "mean") -> float:
-        """The aggregate over queries (NaN for a text measure, which has none)."""
-        source = {"mean": self.results.mean, "lower": self.results.mean_lower,
+    def mean(self, m: ShownMeasure, which: str = "value") -> float:
+        """The aggregate over queries (NaN for a text measure, which has none) of ``which``, as in
+        :meth:`column`."""
+        source = {"value": self.results.mean, "lower": self.results.mean_lower,
                   "upper": self.results.mean_upper}[which]
         value = source[str(m.measure)]
         return math.nan if value is None else float(value)
@@ -100,8 +110,6 @@ class RunResults:
 def trec_eval_order(measures: Sequence[ShownMeasure]) -> list[ShownMeasure]:
     """Measures in the order trec_eval prints them: its measure table, cutoffs and levels ascending;
     measures trec_eval does not know come last, in the order given."""
-    from .measures import trec_order
-
     def key(item: tuple[int, ShownMeasure]) -> tuple:
         i, m = item
         return (*trec_order(m.trec_name), i) if m.trec_name is not None else (math.inf, 0, i)
@@ -120,11 +128,35 @@ def format_value(v: float | str, count: bool = False, digits: int = 4) -> str:
     return f"{v:.{digits}f}"
 
 
+def format_percent(share: float) -> str:
+    """A share as a percentage with one decimal; a share too small to show is ``<0.1%``, none is ``0%``.
+
+    >>> format_percent(0.25), format_percent(0.0004), format_percent(0)
+    ('25.0%', '<0.1%', '0%')
+    """
+    if share == 0:
+        return "0%"
+    if share < 0.001:
+        return "<0.1%"
+    return f"{100 * share:.1f}%"
+
+
 def _cell(v: float, lo: float | None, hi: float | None, count: bool, digits: int) -> str:
     text = format_value(v, count, digits)
     if lo is None:
         return text
     return f"{text} [{format_value(lo, count, digits)}, {format_value(hi, count, digits)}]"
+
+
+def _shown_values(bounds: bool) -> tuple[str, ...]:
+    """What is shown of each measure (:meth:`RunResults.column`): its value, and with ``bounds`` its range."""
+    return ("value", "lower", "upper") if bounds else ("value",)
+
+
+def _mean_cell(r: RunResults, m: ShownMeasure, bounds: bool, digits: int) -> str:
+    """A run's aggregate of one measure, with its range over tie orderings when ``bounds``."""
+    return _cell(r.mean(m), r.mean(m, "lower") if bounds else None, r.mean(m, "upper") if bounds else None,
+                 m.is_count, digits)
 
 
 # ----------------------------------------------------------------------------------- tables of text
@@ -343,18 +375,11 @@ def _summary(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: 
     if len(runs) == 1:
         r = runs[0]
         header = ["measure", "value"] + (["min", "max"] if bounds else [])
-        rows = []
-        for m in measures:
-            row = [m.label, format_value(r.mean(m), m.is_count, digits)]
-            if bounds:
-                row += [format_value(r.mean(m, "lower"), m.is_count, digits),
-                        format_value(r.mean(m, "upper"), m.is_count, digits)]
-            rows.append(row)
+        rows = [[m.label, *(format_value(r.mean(m, w), m.is_count, digits) for w in _shown_values(bounds))]
+                for m in measures]
         return render_table(fmt, header, rows, _title(runs))
     header = ["measure"] + [r.name for r in runs]
-    rows = [[m.label] + [_cell(r.mean(m), r.mean(m, "lower") if bounds else None,
-                               r.mean(m, "upper") if bounds else None, m.is_count, digits) for r in runs]
-            for m in measures]
+    rows = [[m.label] + [_mean_cell(r, m, bounds, digits) for r in runs] for m in measures]
     return render_table(fmt, header, rows, _title(runs))
 
 
@@ -364,39 +389,36 @@ def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasur
         if q not in r.results.per_query.index:
             return ""
         v = r.column(m).loc[q]
-        if m.measure.family.text:
+        if m.is_text:
             return format_value(v)
         lo = r.column(m, "lower").loc[q] if bounds else None
         hi = r.column(m, "upper").loc[q] if bounds else None
         return _cell(float(v), None if lo is None else float(lo), None if hi is None else float(hi),
                      m.is_count, digits)
 
-    def all_cell(r: RunResults, m: ShownMeasure) -> str:
-        return _cell(r.mean(m), r.mean(m, "lower") if bounds else None, r.mean(m, "upper") if bounds else None,
-                     m.is_count, digits)
-
     if len(runs) == 1:
         r = runs[0]
         header = ["query"] + [m.label for m in measures]
         rows = [[str(q)] + [cell(r, m, q) for m in measures] for q in r.results.per_query.index]
-        rows.append(["all"] + [all_cell(r, m) for m in measures])
+        rows.append(["all"] + [_mean_cell(r, m, bounds, digits) for m in measures])
         return [render_table(fmt, header, rows, f"{r.name}: per query")]
-    queries = _union_index([r.results.per_query.index for r in runs])
+    queries = sorted_ids(dict.fromkeys(q for r in runs for q in r.results.per_query.index))
     tables = []
     for m in measures:
         header = ["query"] + [r.name for r in runs]
         rows = [[str(q)] + [cell(r, m, q) for r in runs] for q in queries]
-        rows.append(["all"] + [all_cell(r, m) for r in runs])
+        rows.append(["all"] + [_mean_cell(r, m, bounds, digits) for r in runs])
         tables.append(render_table(fmt, header, rows, f"{m.label}: per query"))
     return tables
 
 
-def _union_index(indexes: Sequence[pd.Index]) -> list:
-    seen: dict = {}
-    for ix in indexes:
-        for q in ix:
-            seen.setdefault(q, None)
-    values = list(seen)
+def sorted_ids(ids: Iterable[Any]) -> list:
+    """Query ids sorted by value, or as text where they do not compare (numbers and strings mixed).
+
+    >>> sorted_ids([3, 1, 2]), sorted_ids(["q2", 10, "q1"])
+    ([1, 2, 3], [10, 'q1', 'q2'])
+    """
+    values = list(ids)
     try:
         return sorted(values)
     except TypeError:
@@ -416,8 +438,6 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
     Names, query ids and run names go through :func:`escape_text` (the same bytes as trec_eval for
     ids without control characters or backslashes).
     """
-    from .measures import trec_prints_per_query
-
     ordered = []
     names = set()
     for m in trec_eval_order(measures):  # each printed name once, as trec_eval prints it
@@ -436,7 +456,7 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
             lines.append(f"{name + ':max':<22}\t{qid}\t{hi}")
 
     def value(v: Any, m: ShownMeasure) -> str:
-        if m.measure.family.text:
+        if m.is_text:
             return format_value(v)
         if m.is_count and float(v).is_integer():
             return str(int(v))
@@ -451,7 +471,7 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
             for m in ordered:
                 if m.trec_name is None or trec_prints_per_query(m.trec_name):
                     lo = hi = None
-                    if bounds and not m.measure.family.text:
+                    if bounds and not m.is_text:
                         lo = value(run.column(m, "lower").loc[q], m)
                         hi = value(run.column(m, "upper").loc[q], m)
                     line(m.trec_name or str(m.measure), str(q), value(run.column(m).loc[q], m), lo, hi)
@@ -460,7 +480,7 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
     if show_num_q:
         line("num_q", "all", str(len(run.results.per_query)))
     for m in ordered:
-        if not m.measure.family.text:   # text (relstring): per query only, as trec_eval
+        if not m.is_text:   # text (relstring): per query only, as trec_eval
             lo, hi = ((value(run.mean(m, "lower"), m), value(run.mean(m, "upper"), m)) if bounds
                       else (None, None))
             line(m.trec_name or str(m.measure), "all", value(run.mean(m), m), lo, hi)
@@ -480,49 +500,45 @@ def json_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, p
               bounds: bool = False) -> str:
     """JSON: ``{"ties", "measures": {label: canonical}, "runs": [{"run", "runid", "queries", "mean",
     ["lower", "upper"], ["per_query": {qid: {label: value}}, "per_query_lower", "per_query_upper"]}]}``."""
+    import json
+
     out: dict[str, Any] = {"ties": runs[0].results.ties if runs else None,
                            "measures": {m.label: str(m.measure) for m in measures}, "runs": []}
     for r in runs:
         item: dict[str, Any] = {"run": r.name, "runid": r.runid, "queries": int(len(r.results.per_query)),
                                 "mean": {m.label: _nan_to_none(r.mean(m)) for m in measures}}
-        if bounds:
-            item["lower"] = {m.label: _nan_to_none(r.mean(m, "lower")) for m in measures}
-            item["upper"] = {m.label: _nan_to_none(r.mean(m, "upper")) for m in measures}
-        if per_query:
-            frames = [("per_query", "per_query")] + ([("per_query_lower", "lower"),
-                                                       ("per_query_upper", "upper")] if bounds else [])
-            for key, frame in frames:
-                item[key] = {str(q): {m.label: _nan_to_none(r.column(m, frame).loc[q]) for m in measures}
-                             for q in r.results.per_query.index}
+        for which in ("lower", "upper") if bounds else ():
+            item[which] = {m.label: _nan_to_none(r.mean(m, which)) for m in measures}
+        for which in _shown_values(bounds) if per_query else ():
+            item["per_query" if which == "value" else f"per_query_{which}"] = {
+                str(q): {m.label: _nan_to_none(r.column(m, which).loc[q]) for m in measures}
+                for q in r.results.per_query.index}
         item.update(r.extra)
         out["runs"].append(item)
     return json.dumps(out, indent=2) + "\n"
 
 
 def _number_or_text(v: Any) -> Any:
-    return v if isinstance(v, str) else float(v)
+    """A CSV cell: text as it is, a number at full precision (``repr``), NaN empty."""
+    if isinstance(v, str):
+        return v
+    v = float(v)
+    return "" if math.isnan(v) else v
 
 
 def csv_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, per_query: bool = False,
              bounds: bool = False) -> str:
     """Tidy CSV, one value per line: ``run,query,measure,value[,lower,upper]``; ``query`` is ``all`` for
     the aggregate over queries (as in trec_eval), values at full precision."""
-    records = []
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["run", "query", "measure", "value"] + (["lower", "upper"] if bounds else []))
+    which = _shown_values(bounds)
     for r in runs:
         if per_query:
             for q in r.results.per_query.index:
                 for m in measures:
-                    rec = {"run": r.name, "query": str(q), "measure": m.label,
-                           "value": _number_or_text(r.column(m).loc[q])}
-                    if bounds:
-                        rec["lower"] = _number_or_text(r.column(m, "lower").loc[q])
-                        rec["upper"] = _number_or_text(r.column(m, "upper").loc[q])
-                    records.append(rec)
+                    writer.writerow([r.name, str(q), m.label, *(_number_or_text(r.column(m, w).loc[q]) for w in which)])
         for m in measures:
-            rec = {"run": r.name, "query": "all", "measure": m.label, "value": r.mean(m)}
-            if bounds:
-                rec["lower"] = r.mean(m, "lower")
-                rec["upper"] = r.mean(m, "upper")
-            records.append(rec)
-    columns = ["run", "query", "measure", "value"] + (["lower", "upper"] if bounds else [])
-    return pd.DataFrame.from_records(records, columns=columns).to_csv(index=False, lineterminator="\n")
+            writer.writerow([r.name, "all", m.label, *(_number_or_text(r.mean(m, w)) for w in which)])
+    return out.getvalue()

@@ -10,22 +10,29 @@ the file never touches the network. A few lines of script set ``data-images-load
 
 from __future__ import annotations
 
-import base64
+# base64, hashlib, html and matplotlib are imported where used: the command line loads this module
 import datetime
-import hashlib
-import html
 import io
 import os
 import platform
+import shlex
 import sys
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from .api import evaluate
+from .comparison import CORRECTION_NAMES, TEST_NAMES, Comparison, p_value_text
 from .errors import InputError
-from .formats import escape_text
+from .formats import escape_text, format_percent, format_value, shown_measures
+from .io.frames import to_columns
+from .io.output import atomic_write, check_output
+from .measures import expand
+from .plot import plot_results, plot_runs, require_matplotlib
+from .report import tie_report
 
 __all__ = ["report_html", "write_report"]
 
@@ -134,19 +141,15 @@ def report_html(qrels: Any, runs: Sequence[Any] | Mapping[str, Any], measures: A
     >>> "0.7500" in page and "[0.5000, 1.0000]" in page      # RR: d1 first or second
     True
     """
-    from .formats import shown_measures
-    from .io.frames import to_columns
-    from .measures import expand
-
     named = _name_runs(runs)
-    with _collect_warnings() as caught:
+    with recorded_warnings() as caught:
         shown = shown_measures(expand(_measure_texts(measures), rel_level=rel_level))
     notes = [f"measures: {w}" for w in _messages(caught)]
-    with _collect_warnings() as caught:
+    with recorded_warnings() as caught:
         judged = to_columns(qrels, "qrels") if _is_path(qrels) else qrels   # read once for every run
     notes += [f"qrels: {w}" for w in _messages(caught)]
     columns = list(dict.fromkeys(str(m.measure) for m in shown))
-    numeric = [m for m in shown if not m.measure.family.text]
+    numeric = [m for m in shown if not m.is_text]
     for run in named:
         source = _read_once(run.source)
         run.results = _evaluate(run, source, judged, columns, ties=ties, missing=missing, seed=seed,
@@ -191,8 +194,6 @@ def write_report(path: str | os.PathLike, qrels: Any, runs: Sequence[Any] | Mapp
     ...     f.read(15)
     '<!DOCTYPE html>'
     """
-    from .io.output import atomic_write, check_output
-
     # before any work: never over an input (the qrels, a run), and a missing directory said first
     if not isinstance(runs, Mapping):
         runs = list(runs)   # a generator is read once: by the check it would be gone for the report
@@ -239,17 +240,13 @@ def _name_runs(runs: Any) -> list[_Run]:
     return out
 
 
-class _collect_warnings:
-    """Record every warning (the report shows tierank's; others are shown too, as they came)."""
-
-    def __enter__(self) -> list:
-        self._cm = warnings.catch_warnings(record=True)
-        caught = self._cm.__enter__()
+@contextmanager
+def recorded_warnings() -> Iterator[list]:
+    """Record every warning, each time it is raised (the report shows them all; the command line prints
+    tierank's on stderr, one line each)."""
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        return caught
-
-    def __exit__(self, *exc: Any) -> None:
-        self._cm.__exit__(*exc)
+        yield caught
 
 
 def _messages(caught: list) -> list[str]:
@@ -260,39 +257,31 @@ def _read_once(source: Any) -> Any:
     """The run as the report reads it twice (evaluation, tie report): a path naming a pipe or a FIFO
     (``<(...)``, ``/dev/stdin``), which can be read only once, is read here into memory."""
     if _is_path(source) and os.path.exists(source) and not os.path.isfile(source) and not os.path.isdir(source):
-        from .io.frames import to_columns
-
         return to_columns(source, "run")
     return source
 
 
 def _evaluate(run: _Run, source: Any, qrels: Any, columns: list[str], **options: Any) -> Any:
-    import tierank
-
-    with _collect_warnings() as caught:
-        res = tierank.evaluate(qrels, source, columns, bounds=True, **options)
+    with recorded_warnings() as caught:
+        res = evaluate(qrels, source, columns, bounds=True, **options)
     run.notes += _messages(caught)
     return res
 
 
 def _tie_report(run: _Run, source: Any, qrels: Any, numeric: list, **options: Any) -> Any:
-    from .report import tie_report
-
     if not numeric:
         return None
-    with _collect_warnings() as caught:
+    with recorded_warnings() as caught:
         rep = tie_report(qrels, source, {m.label: m.measure for m in numeric}, name=run.name, **options)
     run.notes += [m for m in _messages(caught) if m not in run.notes]
     return rep
 
 
 def _compare(runs: list[_Run], numeric: list, **options: Any) -> tuple[Any, list[str]]:
-    from .comparison import Comparison
-
     if len(runs) < 2 or not numeric:
         return None, []
     try:
-        with _collect_warnings() as caught:
+        with recorded_warnings() as caught:
             cmp = Comparison.from_results({r.name: r.results for r in runs},
                                           {m.label: str(m.measure) for m in numeric}, **options)
     except ImportError as err:
@@ -309,10 +298,15 @@ def _e(x: Any) -> str:
     """Text as the page shows it: control and bidi characters as visible escapes (``\\x1b``, ``\\u202e``:
     a right-to-left override in a run name would show ``r\\u202etxt.exe`` as ``rexe.txt``), then HTML's
     special characters as entities. Backslashes are kept, as in messages (the page quotes messages)."""
+    import html
+
     return html.escape(escape_text(x, one_to_one=False), quote=True)
 
 
 def _page(title: str, body: str) -> str:
+    import base64
+    import hashlib
+
     script_hash = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'; "
            "base-uri 'none'; form-action 'none'")
@@ -347,8 +341,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric_from: i
 
 
 def _fmt(v: Any, count: bool, digits: int) -> str:
-    from .formats import format_value
-
     if v is None:
         return ""
     return format_value(v if isinstance(v, str) else float(v), count, digits)
@@ -364,11 +356,16 @@ def _differ(lo: Any, hi: Any) -> bool:
     return hi - lo > 1e-12 * (1.0 + max(abs(lo), abs(hi)))
 
 
+def _decimals(lo: Any, hi: Any, count: bool, digits: int) -> int:
+    """``digits``, or more (up to 12) where two different bounds would print the same."""
+    while _differ(lo, hi) and digits < 12 and _fmt(lo, count, digits) == _fmt(hi, count, digits):
+        digits += 1
+    return digits
+
+
 def _range(lo: float, hi: float, count: bool, digits: int) -> str:
     """``[lo, hi]`` with enough decimals that two different bounds never print the same."""
-    d = digits
-    while d < 12 and _fmt(lo, count, d) == _fmt(hi, count, d):
-        d += 1
+    d = _decimals(lo, hi, count, digits)
     return f"[{_fmt(lo, count, d)}, {_fmt(hi, count, d)}]"
 
 
@@ -409,7 +406,7 @@ def _means_section(runs: list[_Run], shown: list, ties: str, digits: int) -> str
         row: list = [_e(m.label)]
         for r in runs:
             res = r.results
-            if m.measure.family.text:
+            if m.is_text:
                 row.append(("<span class=\"muted\">text, per query</span>", ""))
                 continue
             v, lo, hi = res.mean[col], res.mean_lower[col], res.mean_upper[col]
@@ -432,10 +429,6 @@ def _means_section(runs: list[_Run], shown: list, ties: str, digits: int) -> str
     return "<section id=\"means\"><h2>Means</h2>\n" + note + "</p>\n" + _table(header, rows) + "</section>"
 
 
-_TEST_NAMES = {"t": "paired t-test", "permutation": "paired randomisation (permutation) test",
-               "bootstrap": "paired bootstrap test"}
-
-
 def _significance_section(comparison: Any, numeric: list, runs: list[_Run], digits: int, test: str,
                           alpha: float, correction: str) -> str:
     if len(runs) < 2:
@@ -455,8 +448,8 @@ def _significance_section(comparison: Any, numeric: list, runs: list[_Run], digi
             row.append(_e(cmp.mean_text(run, m, digits)) + (f"<sup>{_e(wins)}</sup>" if wins else ""))
         rows.append(row)
     n = len(next(iter(cmp.per_query.values()))) if cmp.per_query else 0
-    corr = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected", "none": "uncorrected"}[cmp.correction]
-    note = (f"<p class=\"note\">{_e(_TEST_NAMES.get(cmp.test, cmp.test).capitalize())} over the {n} queries every run has, "
+    corr = CORRECTION_NAMES[cmp.correction]
+    note = (f"<p class=\"note\">{_e(TEST_NAMES.get(cmp.test, cmp.test).capitalize())} over the {n} queries every run has, "
             f"{corr} over the pairs of runs, p &le; {cmp.alpha:g}, ties={_e(cmp.ties)}. A superscript "
             "lists the letters of the runs that run is significantly better than."
             + (f" Counts ({_e(', '.join(m for m in measures if m in cmp.counts))}) are summed over the queries, "
@@ -465,18 +458,12 @@ def _significance_section(comparison: Any, numeric: list, runs: list[_Run], digi
     for r in cmp.tests.itertuples():
         sig = "yes" if r.significant else "no"
         pairs.append([_e(r.measure), _e(f"{cmp.letters[r.run_a]} − {cmp.letters[r.run_b]}"),
-                      _e(f"{r.diff:+.{digits}f}"), _e(_p(r.p_value)), _e(_p(r.p_adjusted)),
+                      _e(f"{r.diff:+.{digits}f}"), _e(p_value_text(r.p_value)), _e(p_value_text(r.p_adjusted)),
                       (_e(sig) + (f" ({_e(r.better)})" if r.better else ""), "")])
     return (head + note + _table(header, rows, numeric_from=2)
             + "<h3>Every pair</h3>\n"
             + _table(["measure", "runs", "difference", "p", "p adjusted", "significant"], pairs, numeric_from=2)
             + "</section>")
-
-
-def _p(p: float) -> str:
-    if np.isnan(p):
-        return "nan"
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
 def _ties_section(runs: list[_Run], digits: int) -> str:
@@ -494,32 +481,22 @@ def _ties_section(runs: list[_Run], digits: int) -> str:
         for label, t in rep.table.iterrows():
             count = label in rep.counts
             lo, hi = t["min"], t["max"]
-            d = digits
-            while _differ(lo, hi) and d < 12 and _fmt(lo, count, d) == _fmt(hi, count, d):
-                d += 1
+            d = _decimals(lo, hi, count, digits)
             changed = int(t["queries_changed"]) > 0
             cells.append([_e(label), _e(_fmt(t["expected"], count, d)), _e(_fmt(lo, count, d)),
                           _e(_fmt(hi, count, d)), _e(_fmt(t["trec_eval"], count, d)),
                           (_e(f"{int(t['queries_changed'])}/{int(t['queries'])}"), "tied" if changed else ""),
-                          _e(_percent(float(t["docs_share"])))])
+                          _e(format_percent(float(t["docs_share"])))])
         header = ["measure", "expected", "min", "max", "trec_eval", "queries changed", "tied docs"]
         parts.append(_table([_e(h) for h in header], cells))
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def _percent(share: float) -> str:
-    from .report import _percent as percent
-
-    return str(percent(share))
-
-
 def _plots_section(runs: list[_Run], numeric: list, comparison: Any) -> str:
     head = "<section id=\"plots\"><h2>Plots</h2>\n"
     try:
-        from .plot import _matplotlib
-
-        _matplotlib()
+        require_matplotlib()
     except ImportError as err:
         return head + f"<p class=\"note\">{_e(err)}</p></section>"
     if not numeric:
@@ -544,9 +521,9 @@ def _plots_section(runs: list[_Run], numeric: list, comparison: Any) -> str:
 
 
 def _png(results: dict, label: str, column: str, comparison: Any) -> str:
-    from matplotlib.figure import Figure
+    import base64
 
-    from .plot import plot_results, plot_runs
+    from matplotlib.figure import Figure
 
     if len(results) == 1:
         fig = Figure(figsize=(10, 4.2), layout="constrained")
@@ -579,6 +556,8 @@ def _file_row(label: str, source: Any) -> list:
     path = path.decode() if isinstance(path, bytes) else path
     if path == "-" or not os.path.isfile(path):
         return [_e(label), _e(path), "", ""]
+    import hashlib
+
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -605,7 +584,5 @@ def _provenance_section(qrels: Any, runs: list[_Run], command: str | None, optio
 
 def command_line(argv: Sequence[str] | None = None) -> str:
     """The command as typed, quoted for a POSIX shell (``tierank`` and its arguments)."""
-    import shlex
-
     args = list(sys.argv[1:] if argv is None else argv)
     return " ".join(["tierank"] + [shlex.quote(a) for a in args])

@@ -24,11 +24,11 @@ import os
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .errors import InputError, install_hint
 from .formats import escape_text
 from .io.output import atomic_write, check_output
+from .measures import parse_measure
 
 __all__ = ["plot_results", "plot_runs", "plot_comparison", "save_plot", "figure_for", "plot_format", "PLOT_FORMATS"]
 
@@ -40,7 +40,8 @@ _VALUE_COLOR = "#1f5fa8"
 _RANGE_COLOR = "#e07b00"
 
 
-def _matplotlib() -> Any:
+def require_matplotlib() -> Any:
+    """The matplotlib module, or an ImportError that says how to install it."""
     try:
         import matplotlib
     except ImportError:
@@ -58,15 +59,12 @@ def _literal_texts(ax: Any) -> None:
         text.set_parse_math(False)
 
 
-def _new_axes(ax: Any) -> Any:
-    """``ax`` itself, or the axes of a new pyplot figure (shown in notebooks and by ``plt.show()``)."""
-    if ax is not None:
-        return ax
-    _matplotlib()
+def _pyplot() -> Any:
+    """matplotlib's pyplot, for a new figure (shown in notebooks and by ``plt.show()``)."""
+    require_matplotlib()
     import matplotlib.pyplot as plt
 
-    _, new = plt.subplots(figsize=(8, 4.5), layout="constrained")
-    return new
+    return plt
 
 
 # ------------------------------------------------------------------------------------------ columns
@@ -83,8 +81,6 @@ def _column(results: Any, measure: str | None) -> str:
     measure = str(measure)
     column = measure if measure in results.per_query.columns else None
     if column is None:
-        from .measures import parse_measure
-
         try:
             spelled = str(parse_measure(measure))
         except (InputError, ValueError):
@@ -109,7 +105,7 @@ def _aggregate_kind(results: Any, column: str) -> str:
     return "mean" if m is None else m.family.aggregate
 
 
-def _floats(frame: pd.DataFrame | None, column: str) -> np.ndarray | None:
+def _floats(frame: Any, column: str) -> np.ndarray | None:
     return None if frame is None else frame[column].to_numpy(dtype=np.float64)
 
 
@@ -180,7 +176,8 @@ def plot_results(results: Any, measure: str | None = None, *, ax: Any = None, la
     lower = None if lower is None else lower[keep]
     upper = None if upper is None else upper[keep]
     order = _sorted(values, lower, upper)
-    ax = _new_axes(ax)
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=(8, 4.5), layout="constrained")
     x = np.arange(len(values), dtype=np.float64)
     n = len(values)
     width = 2.0 if n <= 100 else 1.0 if n <= 1000 else 0.5
@@ -289,10 +286,7 @@ def plot_runs(results: Mapping[str, Any], measure: str | None = None, *, baselin
     columns = {n: _column(results[n], measure) for n in names}
     label = label or columns[names[0]]
     if axes is None:
-        _matplotlib()
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), width_ratios=[1, 2], layout="constrained")
+        _, axes = _pyplot().subplots(1, 2, figsize=(11, 4.5), width_ratios=[1, 2], layout="constrained")
     ax_means, ax_diff = axes
     _draw_means(ax_means, results, columns, label, comparison)
     _draw_differences(ax_diff, results, columns, baseline, label)
@@ -341,8 +335,9 @@ def _draw_means(ax: Any, results: Mapping[str, Any], columns: dict, label: str, 
 
 
 def _wins(comparison: Any, run: str, label: str, column: str) -> str:
+    columns = comparison.means.columns if hasattr(comparison, "means") else ()
     for key in (label, column):
-        if key in getattr(comparison, "means", pd.DataFrame()).columns:
+        if key in columns:
             return comparison.wins(run, key)
     return ""
 
@@ -356,12 +351,14 @@ def _draw_differences(ax: Any, results: Mapping[str, Any], columns: dict, baseli
     for k, n in enumerate(others):
         r, c = results[n], columns[n]
         common = r.per_query.index.intersection(base.per_query.index, sort=False)
-        v = r.per_query[c].reindex(common).to_numpy(np.float64) - base.per_query[bc].reindex(common).to_numpy(
-            np.float64)
+
+        def on_common(frame: Any, column: str) -> np.ndarray:
+            return frame[column].reindex(common).to_numpy(np.float64)
+        v = on_common(r.per_query, c) - on_common(base.per_query, bc)
         lo = hi = None
         if r.lower is not None and base.lower is not None:
-            lo = r.lower[c].reindex(common).to_numpy(np.float64) - base.upper[bc].reindex(common).to_numpy(np.float64)
-            hi = r.upper[c].reindex(common).to_numpy(np.float64) - base.lower[bc].reindex(common).to_numpy(np.float64)
+            lo = on_common(r.lower, c) - on_common(base.upper, bc)
+            hi = on_common(r.upper, c) - on_common(base.lower, bc)
         keep = ~np.isnan(v)
         v = v[keep]
         lo = None if lo is None else lo[keep]
@@ -423,7 +420,6 @@ def plot_comparison(comparison: Any, measure: str | None = None, results: Mappin
         raise InputError(f"measure {label!r} is not in the comparison: {', '.join(columns)}")
     if results is None:
         results = {run: _ComparedRun(comparison, label, run) for run in comparison.means.index}
-        return plot_runs(results, label, baseline=baseline, comparison=comparison, axes=axes, label=label)
     return plot_runs(results, label, baseline=baseline, comparison=comparison, axes=axes, label=label)
 
 
@@ -443,7 +439,7 @@ def figure_for(results: Mapping[str, Any], measures: Sequence[tuple[str, str]], 
                comparison: Any = None) -> Any:
     """A bare Figure (no pyplot, no window) with one plot per measure: per query for one run, means and
     differences for several. ``measures``: pairs (label, column) to plot."""
-    _matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
 
     names = list(results)
@@ -486,7 +482,7 @@ def save_plot(path: str | os.PathLike, results: Mapping[str, Any], measures: Seq
     """
     fmt = plot_format(path)
     check_output(path)   # before drawing: a missing directory is said first
-    matplotlib = _matplotlib()
+    matplotlib = require_matplotlib()
     fig = figure_for(results, measures, comparison=comparison)
     # the same ids in every svg file; the file written whole or not at all
     with matplotlib.rc_context({"svg.hashsalt": "tierank"}), \

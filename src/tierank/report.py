@@ -20,7 +20,7 @@ from .engine.core import QueryValues, evaluate_lists, prepare_lists, preference_
 from .engine.options import Options
 from .engine.streamed import evaluate_file
 from .errors import InputError
-from .formats import render_table
+from .formats import format_percent, render_table
 from .io.source import is_run_file
 from .io.source import TextInput
 from .measures import Measure, parse_measure
@@ -78,7 +78,7 @@ class TieReport:
         share = self.n_tied / self.n_retrieved if self.n_retrieved else 0.0
         q = self.n_queries
         return (f"{self.name}: {q} quer{'y' if q == 1 else 'ies'}, {self.n_retrieved} retrieved documents, "
-                f"{self.n_tied} ({percent(share)}) in {self.n_ties} tie{'' if self.n_ties == 1 else 's'}")
+                f"{self.n_tied} ({format_percent(share)}) in {self.n_ties} tie{'' if self.n_ties == 1 else 's'}")
 
     def _rows(self, digits: int) -> tuple[list[str], list[list[str]]]:
         header = ["measure", "expected", "min", "max", "trec_eval", "queries", "tied docs"]
@@ -89,7 +89,7 @@ class TieReport:
             def v(x: float) -> str:
                 return str(int(x)) if count and float(x).is_integer() else f"{x:.{digits}f}"
             rows.append([str(label), v(r["expected"]), v(r["min"]), v(r["max"]), v(r["trec_eval"]),
-                         f"{int(r['queries_changed'])}/{int(r['queries'])}", percent(r["docs_share"])])
+                         f"{int(r['queries_changed'])}/{int(r['queries'])}", format_percent(r["docs_share"])])
         return header, rows
 
     def to_string(self, digits: int = 4) -> str:
@@ -120,15 +120,6 @@ class TieReport:
 
     def __repr__(self) -> str:
         return self.to_string()
-
-
-def percent(share: float) -> str:
-    """A share as a short percentage: ``0%``, ``<0.1%``, ``12.5%``."""
-    if share == 0:
-        return "0%"
-    if share < 0.001:
-        return "<0.1%"
-    return f"{100 * share:.1f}%"
 
 
 def render_reports(reports: Sequence[TieReport], fmt: str = "table", digits: int = 4) -> str:
