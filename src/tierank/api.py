@@ -73,7 +73,7 @@ default="expected"
         without bounds) say which documents stay; the others raise an InputError naming the query.
     stream : {None, True, False, "grouped"}, default=None
         A run given as a path (TREC text, gzip or Parquet) is read and evaluated in blocks of whole
-        queries, in bounded memory (None or True; see :mod:`tierank.engine.streamed`); a run not grouped by
+        queries, in bounded memory (None or True; see ``tierank.engine.streamed``); a run not grouped by
         query takes a second pass through temporary files. ``"grouped"``: an InputError saying how to sort
         the file instead of the second pass. False: the whole file in memory. The results are the same
         bit for bit.

@@ -3,7 +3,7 @@
 The run and the qrels become one table, shuffled once on the query id (every query's rows in one
 partition), and each partition is evaluated in one call by the local code; the per-query values
 are those of :func:`tierank.evaluate` bit for bit, and the means are merged from exact partial sums
-(:mod:`tierank.data.exact_sum`), so they do not depend on the partitioning either. See docs/scale.md.
+(``tierank.data.exact_sum``), so they do not depend on the partitioning either. See docs/scale.md.
 """
 
 from __future__ import annotations

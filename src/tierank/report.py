@@ -254,7 +254,7 @@ class _Parts:
     def _count(self, stats: TieStats, expected: QueryValues, lists: Any) -> None:
         """Per query: retrieved, tied documents, ties, and documents in ties that can change each measure."""
         tied = stats.group_size >= 2
-        counts = {"retrieved": stats.lengths,
+        counts: dict[str, np.ndarray] = {"retrieved": stats.lengths,
                   "tied": np.bincount(stats.group_query[tied], weights=stats.group_size[tied],
                                       minlength=stats.n_queries),
                   "ties": np.bincount(stats.group_query[tied], minlength=stats.n_queries)}
@@ -306,6 +306,7 @@ def _moves(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
 
 def _changed(expected: Results, col: str) -> pd.Series:
     """Per query of ``expected``: does the order of its ties move measure ``col``?"""
+    assert expected.lower is not None and expected.upper is not None   # evaluated with bounds
     return pd.Series(_moves(expected.lower[col], expected.upper[col]), index=expected.per_query.index)
 
 

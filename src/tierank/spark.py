@@ -5,7 +5,7 @@ The run and the qrels become one table, shuffled once on the query id (``reparti
 and ``mapInArrow`` evaluates many whole queries per Python call (blocks of about ``rows_per_call``
 rows, cut at query boundaries) with the local code, so the per-query values are those of
 :func:`tierank.evaluate` bit for bit. The means are merged on the driver from exact partial sums of
-each partition (:mod:`tierank.data.exact_sum`): the same bits whatever the partitioning. See docs/scale.md.
+each partition (``tierank.data.exact_sum``): the same bits whatever the partitioning. See docs/scale.md.
 """
 
 from __future__ import annotations

@@ -169,7 +169,8 @@ def _first_bad_row(bad: np.ndarray) -> int:
 
 def _check_block(grades: np.ndarray, keys: np.ndarray, keyname: str, valid: np.ndarray | None,
                  row0: int, what: str = "row") -> None:
-    checks = [("relevance", grades, np.isnan, "NaN")]
+    checks: list[tuple[str, np.ndarray, Callable[[np.ndarray], np.ndarray], str]] = [
+        ("relevance", grades, np.isnan, "NaN")]
     if keys.dtype.kind == "f":
         checks.append((keyname, keys, np.isnan, "NaN"))
     checks += [("relevance", grades, np.isinf, "an infinite grade"),
@@ -471,15 +472,17 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, opts: Options, *, keyname
             _check_block(g, k, keyname, v, r0)
             kf = keys_higher_better(k, keyname, lower_is_better, v, r0, as_float32=opts.scores_as_float32)
             counted = histogram_rows(grades[r0:r1], kf, v) if opts.ties in ORDER_FREE_MODES else None
+            orderings: TieOrderings | None = None
             if counted is not None:   # integer keys and grades of small range: count, no sort
                 stats, keep = counted
                 rows, orderings = np.arange(r0, r1)[keep], TieOrderings(stats)
             else:
                 ranked, rows = rank_rows(g, kf, v, r0, n_cols, plan=plan, ties=opts.ties, seed=opts.seed)
-                orderings = None if ranked is None else TieOrderings.from_ranked(ranked, opts.seed)
+                if ranked is not None:   # None: every row of the block is masked out
+                    orderings = TieOrderings.from_ranked(ranked, opts.seed)
                 del g, kf
             n_empty += (r1 - r0) - len(rows)
-            if len(rows):
+            if orderings is not None and len(rows):
                 yield orderings, rows
 
     values = evaluate_blocks(blocks(), opts, "row")
@@ -529,7 +532,7 @@ def evaluate_codes_blocked(qw: np.ndarray, dw: np.ndarray, nbits: int, grader: A
             ranked_grades = grades if distance_threshold is None else np.where(dist > distance_threshold, 0.0, grades)
             ranked, rows = rank_rows(ranked_grades, -dist.astype(np.float64), None, r0, n_db, plan=plan,
                                      ties=opts.ties, seed=opts.seed, judged=grades)
-            # every query is ranked against the whole (non-empty) database
+            assert ranked is not None   # every query is ranked against the whole (non-empty) database
             return TieOrderings.from_ranked(ranked, opts.seed), rows
         what = "query"
     else:

@@ -402,7 +402,7 @@ def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
     if bad.size:
         raise QueryError(f"measure {m.text or str(m)!r}: the value of this query is beyond float64's range "
                          f"({float(v[bad[0]])!r}): its grades or the measure's parameters are too large", int(bad[0]))
-    lo, hi = m.family.value_range
+    lo, hi = m.family.value_range or (-np.inf, np.inf)
     slack = 1e-12 * (1.0 + np.abs(v))
     over = (v > hi) & (v - hi <= slack)
     under = (v < lo) & (lo - v <= slack)

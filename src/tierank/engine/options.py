@@ -71,7 +71,7 @@ def check_tie_cost_budget(budget: Any) -> int:
                          "operations")
     if budget < 1:
         raise InputError(f"{param_text('tie_cost_budget', budget)}: the budget must be at least 1")
-    return int(budget)
+    return int(budget) if isinstance(budget, Integral) else int(float(budget))
 
 
 def check_workers(workers: Any) -> None:

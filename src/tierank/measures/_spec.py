@@ -319,7 +319,7 @@ class Measure:
 
     def empty_values(self, judged: Any) -> Any:
         """Values of queries scored with an empty run (``missing="zero"``), before the no_relevant policy;
-        ``judged``: their judged grades (:class:`tierank.ties.groups.Judged`)."""
+        ``judged``: their judged grades (a ``tierank.ties.groups.Judged``)."""
         import numpy as np
 
         n = judged.n_queries
