@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import InputError
 from ._registry import REGISTRY, TREC_INDEX, did_you_mean
 from ._spec import MeasureFamily
 from ._trec import format_level
@@ -70,7 +71,6 @@ def render_measures(fmt: str = "table", name: str | None = None) -> str:
     >>> print(render_measures("markdown").splitlines()[0])
     | measure | parameters (defaults) | cutoff | trec_eval | also accepted as | what it is |
     """
-    from ..errors import InputError
     from ..formats import markdown_table, text_table
 
     items = describe_measures()

@@ -190,13 +190,6 @@ class MeasureFamily:
     def __repr__(self) -> str:
         return f"<measure family {self.name}: {self.summary}>"
 
-    def __reduce__(self) -> tuple:
-        # a registered family pickles as a reference to the registry (unpickled: the same object)
-        key = (self.name, "radius" in self.params)
-        if _registered_family(*key) is self:
-            return _registered_family, key
-        return MeasureFamily, tuple(getattr(self, f) for f in self.__dataclass_fields__)
-
     @property
     def is_count(self) -> bool:
         """Whether the measure counts (NumQ, NumRet, NumRel, NumRelRet): its aggregate over queries is their
@@ -261,14 +254,6 @@ def _shown(value: Any) -> str:
     if callable(value):
         return getattr(value, "__name__", type(value).__name__)
     return repr(value)
-
-
-def _registered_family(name: str, radius: bool) -> "MeasureFamily | None":
-    """The registered family of that name (``radius``: the Hamming-radius variant), or None."""
-    from ._registry import REGISTRY
-    from .radius import RADIUS_FAMILIES
-
-    return (RADIUS_FAMILIES if radius else REGISTRY).get(name)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import pandas as pd
 from ..ties.groups import TieStats
 from ._common import REL, binary_preference, exact_products
 from ._spec import Measure, MeasureFamily, Param, choice_param
-from ._trec import TrecName
+from ._trec import TrecName, parse_doubles
 
 __all__ = ["FAMILIES"]
 
@@ -505,8 +505,6 @@ def _show_recall(values: dict) -> float:
 
 
 def _trec_levels(text: str) -> dict:
-    from ._trec import parse_doubles
-
     return {"levels": LEVELS.check(tuple(parse_doubles(text)))}
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ties.groups import TieStats, position_prefix, position_sum
+from ..ties.groups import TieStats, position_prefix, position_sum, within_query_exclusive_cumsum
 from ._common import REL, divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
@@ -56,8 +56,6 @@ def _records(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndar
 
 
 def _within_query_cumsum(values: np.ndarray, query: np.ndarray, start: np.ndarray) -> np.ndarray:
-    from ..ties.groups import within_query_exclusive_cumsum
-
     return within_query_exclusive_cumsum(values, query, start) + values
 
 

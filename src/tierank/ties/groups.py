@@ -20,7 +20,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .._user_functions import call_checked
 from ..data.ranked import NOT_IN_POOL, RankedLists, concat_ranges
+from ..errors import InputError
 
 __all__ = ["TieStats", "Judged", "Cut", "segment_sum", "segment_reduce", "position_prefix"]
 
@@ -182,9 +184,6 @@ def position_prefix(kind: str, n: int) -> np.ndarray:
 def _custom_discount(fn: Callable, ranks: np.ndarray, check_order: bool = True) -> np.ndarray:
     """A user's discount at the given 1-based ranks, checked: finite, >= 0, and (over consecutive
     ranks) non-increasing, since the bounds assume it."""
-    from .._user_functions import call_checked
-    from ..errors import InputError
-
     values = call_checked(fn, ranks, what="discount", of="rank")
     if check_order and len(values) > 1 and (np.diff(values) > 0).any():
         i = int(np.argmax(np.diff(values) > 0))
