@@ -63,7 +63,8 @@ GAINS = Param(None, _check_gains, "custom gains {grade: gain} (grades and gains 
                                   "the gain function's; negative grades (unjudged) always have gain 0")
 
 
-def _normalize(p: dict[str, Any]) -> dict[str, Any]:
+def normalize_dcg_spelling(p: dict[str, Any]) -> dict[str, Any]:
+    """The parameters with ir-measures' ``dcg=`` spelling turned into the ``gain`` it means."""
     if p["dcg"] is not None:
         implied = {"log2": "linear", "exp-log2": "exp2"}[p["dcg"]]
         if p["gain"] != "linear" and p["gain"] != implied:
@@ -299,7 +300,8 @@ def gain_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
 
 gain_preference.params = ("gain", "gains")  # type: ignore[attr-defined]
 
-def _trec_gains(text: str) -> dict:
+
+def trec_gains(text: str) -> dict:
     """trec_eval's ``ndcg.1=3,2=9``: gains of grades (levels not listed keep gain = grade)."""
     gains = {}
     for level, gain in parse_pairs(text).items():
@@ -309,19 +311,20 @@ def _trec_gains(text: str) -> dict:
     return {"gains": GAINS.check(gains)}
 
 
-def _show_gains(values: dict) -> str:
+def show_gains(values: dict) -> str:
+    """The ``gains`` parameter as trec_eval writes it (``1=3,2=9``), ``""`` for none."""
     gains = values["gains"]
     return "" if gains is None else ",".join(f"{k:g}={v:g}" for k, v in gains.items())
 
 
-_PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS, "dcg": DCG_SPELLING}
+DCG_PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS, "dcg": DCG_SPELLING}
 
 FAMILIES = [
-    MeasureFamily("nDCG", "normalised DCG: DCG divided by the ideal DCG of the judged grades", _PARAMS,
-                  "optional", ndcg, gain_preference, normalize=_normalize,
+    MeasureFamily("nDCG", "normalised DCG: DCG divided by the ideal DCG of the judged grades", DCG_PARAMS,
+                  "optional", ndcg, gain_preference, normalize=normalize_dcg_spelling,
                   aliases=(("ndcg_burges", {"gain": "exp2"}),), value_range=(0.0, 1.0),
-                  trec=(TrecName("ndcg", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),
+                  trec=(TrecName("ndcg", "param", sets=("gains",), bind=trec_gains, show=show_gains),
                         TrecName("ndcg_cut", "cutoffs", TREC_CUTOFFS)), reads="top_k"),
-    MeasureFamily("DCG", "discounted cumulative gain", _PARAMS, "optional", dcg, gain_preference,
-                  normalize=_normalize, aliases=(("dcg_burges", {"gain": "exp2"}),), value_range=(0.0, math.inf), reads="top_k"),
+    MeasureFamily("DCG", "discounted cumulative gain", DCG_PARAMS, "optional", dcg, gain_preference,
+                  normalize=normalize_dcg_spelling, aliases=(("dcg_burges", {"gain": "exp2"}),), value_range=(0.0, math.inf), reads="top_k"),
 ]

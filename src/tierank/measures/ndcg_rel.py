@@ -21,8 +21,8 @@ from ..ties.groups import TieStats, position_prefix, within_query_exclusive_cums
 from ._common import divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
-from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
-                  item_gains, ratio_gains)
+from .dcg import (DCG_PARAMS, gain_preference, ideal_gains, item_gains, normalize_dcg_spelling, ratio_gains,
+                  show_gains, trec_gains)
 
 __all__ = ["FAMILIES"]
 
@@ -113,7 +113,7 @@ def _total_idcg(g: TieStats, m: Measure, disc: object) -> np.ndarray:
 
 FAMILIES = [
     MeasureFamily("NDCGRel", "nDCG averaged over the relevant documents, at each one's rank (trec_eval ndcg_rel)",
-                  _PARAMS, "none", ndcg_rel, gain_preference, normalize=_normalize, aliases=(("ndcg_rel", {}),),
+                  DCG_PARAMS, "none", ndcg_rel, gain_preference, normalize=normalize_dcg_spelling, aliases=(("ndcg_rel", {}),),
                   value_range=(0.0, 1.0),
-                  trec=(TrecName("ndcg_rel", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),)),
+                  trec=(TrecName("ndcg_rel", "param", sets=("gains",), bind=trec_gains, show=show_gains),)),
 ]

@@ -18,7 +18,8 @@ from ..ties.groups import TieStats, position_prefix, position_sum, within_query_
 from ._common import REL, divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
-from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains, ratio_gains
+from .dcg import (DCG_PARAMS, gain_preference, ideal_gains, normalize_dcg_spelling, ratio_gains, show_gains,
+                  trec_gains)
 
 __all__ = ["FAMILIES"]
 
@@ -95,7 +96,7 @@ def rndcg(g: TieStats, m: Measure) -> np.ndarray:
 
 FAMILIES = [
     MeasureFamily("Rndcg", "nDCG averaged at the ranks where the ideal gain changes (trec_eval Rndcg)",
-                  {"rel": REL, **_PARAMS}, "none", rndcg, gain_preference, normalize=_normalize,
+                  {"rel": REL, **DCG_PARAMS}, "none", rndcg, gain_preference, normalize=normalize_dcg_spelling,
                   value_range=(0.0, 1.0),
-                  trec=(TrecName("Rndcg", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),)),
+                  trec=(TrecName("Rndcg", "param", sets=("gains",), bind=trec_gains, show=show_gains),)),
 ]
