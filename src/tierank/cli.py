@@ -622,7 +622,7 @@ def _evaluate_and_render(qrels: str, runs: Sequence[str], shown: list, extra: se
 def _save_plot(path: str, results: list, shown: list, comparison: Any) -> None:
     from .plot import save_plot
 
-    measures = [(m.label, str(m.measure)) for m in shown if not m.measure.family.text]
+    measures = [(m.label, str(m.measure)) for m in shown if not m.measure.is_text]
     save_plot(path, {r.name: r.results for r in results}, measures, comparison=comparison)
 
 
@@ -662,7 +662,7 @@ def ties_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], r
         with _reported_warnings() as caught:
             shown, _ = _shown(measures or ("official",), _rel(rel_level))
         _print_warnings(caught)
-        shown = [m for m in shown if not m.measure.family.text]
+        shown = [m for m in shown if not m.measure.is_text]
         if not shown:
             raise InputError("no measure to report on; add one with -m")
         names = _run_names(runs)

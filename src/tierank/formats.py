@@ -60,7 +60,7 @@ class ShownMeasure:
     @property
     def is_count(self) -> bool:
         """True for NumQ, NumRet, NumRel, NumRelRet: summed over queries and printed as integers."""
-        return self.measure.family.is_count
+        return self.measure.is_count
 
 
 def shown_measures(expanded: Mapping[str, Measure]) -> list[ShownMeasure]:
@@ -362,7 +362,7 @@ def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasur
         if q not in r.results.per_query.index:
             return ""
         v = r.column(m).loc[q]
-        if m.measure.family.text:
+        if m.measure.is_text:
             return format_value(v)
         lo = r.column(m, "lower").loc[q] if bounds else None
         hi = r.column(m, "upper").loc[q] if bounds else None
@@ -434,7 +434,7 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
             lines.append(f"{name + ':max':<22}\t{qid}\t{hi}")
 
     def value(v: Any, m: ShownMeasure) -> str:
-        if m.measure.family.text:
+        if m.measure.is_text:
             return format_value(v)
         if m.is_count and float(v).is_integer():
             return str(int(v))
@@ -449,7 +449,7 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
             for m in ordered:
                 if m.trec_name is None or trec_prints_per_query(m.trec_name):
                     lo = hi = None
-                    if bounds and not m.measure.family.text:
+                    if bounds and not m.measure.is_text:
                         lo = value(run.column(m, "lower").loc[q], m)
                         hi = value(run.column(m, "upper").loc[q], m)
                     line(m.trec_name or str(m.measure), str(q), value(run.column(m).loc[q], m), lo, hi)
@@ -458,7 +458,7 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
     if show_num_q:
         line("num_q", "all", str(len(run.results.per_query)))
     for m in ordered:
-        if not m.measure.family.text:   # text (relstring): per query only, as trec_eval
+        if not m.measure.is_text:   # text (relstring): per query only, as trec_eval
             lo, hi = ((value(run.mean(m, "lower"), m), value(run.mean(m, "upper"), m)) if bounds
                       else (None, None))
             line(m.trec_name or str(m.measure), "all", value(run.mean(m), m), lo, hi)

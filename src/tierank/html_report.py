@@ -146,7 +146,7 @@ def report_html(qrels: Any, runs: Sequence[Any] | Mapping[str, Any], measures: A
         judged = to_columns(qrels, "qrels") if _is_path(qrels) else qrels   # read once for every run
     notes += [f"qrels: {w}" for w in _messages(caught)]
     columns = list(dict.fromkeys(str(m.measure) for m in shown))
-    numeric = [m for m in shown if not m.measure.family.text]
+    numeric = [m for m in shown if not m.measure.is_text]
     for run in named:
         source = _read_once(run.source)
         run.results = _evaluate(run, source, judged, columns, ties=ties, missing=missing, seed=seed,
@@ -409,7 +409,7 @@ def _means_section(runs: list[_Run], shown: list, ties: str, digits: int) -> str
         row: list = [_e(m.label)]
         for r in runs:
             res = r.results
-            if m.measure.family.text:
+            if m.measure.is_text:
                 row.append(("<span class=\"muted\">text, per query</span>", ""))
                 continue
             v, lo, hi = res.mean[col], res.mean_lower[col], res.mean_upper[col]
