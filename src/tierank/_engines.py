@@ -36,7 +36,7 @@ from .api import PreparedLists, _check_seed, judged_part, lists_values, prepare_
 from .blocks import check_trec_eval_version
 from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .data.join import check_no_repeated_pairs, sorted_label_order
-from .data.restrict import restrict
+from .ties.restrict import restrict
 from .errors import InputError, TierankWarning, param_text
 from .evaluation import DEFAULT_TIE_COST_BUDGET, check_tie_cost_budget
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate

@@ -19,7 +19,7 @@ from .measures import parse_measures
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .results import Results
 from .ties.groups import Judged
-from .data.restrict import restrict
+from .ties.restrict import restrict
 from .evaluation import check_tie_cost_budget, evaluate_lists
 from .ties.policy import check_mode
 
