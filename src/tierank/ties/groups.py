@@ -18,7 +18,6 @@ from functools import cached_property
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
 from ..data.ranked import NOT_IN_POOL, RankedLists, concat_ranges
 
@@ -118,6 +117,8 @@ def within_query_exclusive_cumsum(values: np.ndarray, query: np.ndarray, starts:
         return _restarting_cumsum(values, starts, np.float64)
     if total is not None and total < 2.0 ** 62:   # int64 sums cannot overflow
         return _restarting_cumsum(values.astype(np.int64), starts, np.int64).astype(np.float64)
+    import pandas as pd   # off the import path: only this rare case (sums of non-integers) needs it
+
     values = np.asarray(values, dtype=np.float64)
     inclusive = pd.Series(values).groupby(query, sort=False).cumsum().to_numpy()
     out = np.zeros(len(values))
