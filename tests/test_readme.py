@@ -24,7 +24,7 @@ def test_readme_examples_show_what_users_see():
 
 
 def test_readme_measure_table_is_the_registry():
-    from tierank.measures._describe import render_measures
+    from tierank.formats import render_measures
 
     text = README.read_text(encoding="utf-8")
     block = text.split("<!-- measures:start -->\n", 1)[1].split("<!-- measures:end -->", 1)[0]

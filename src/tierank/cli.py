@@ -705,7 +705,7 @@ def measures_command(name: str | None, fmt: str) -> None:
       tierank measures nDCG
       tierank measures --format markdown
     """
-    from .measures._describe import render_measures
+    from .formats import render_measures
 
     with _errors_to_exit():
         out = render_measures(fmt, name)
