@@ -313,13 +313,13 @@ class Measure:
     @property
     def tie_scope(self) -> str:
         """Which ties can change the measure: ``"rank"``, ``"set"``, ``"first_hit"``, ``"set_first_hit"``
-        or ``"set_R"`` (:class:`MeasureFamily`)."""
+        or ``"set_R"`` (its family's ``tie_scope``)."""
         return self.family.tie_scope
 
     @property
     def reads(self) -> str:
         """What of a ranked list the measure reads: ``"list"``, ``"top_k"`` or ``"judged"``
-        (:class:`MeasureFamily`)."""
+        (its family's ``reads``)."""
         return self.family.reads
 
     def as_trec9(self) -> "Measure":
