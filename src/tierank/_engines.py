@@ -32,11 +32,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .api import PreparedLists, _as_trec9, _check_seed, judged_part, lists_values, prepare_lists, value_columns
+from .api import PreparedLists, _check_seed, judged_part, lists_values, prepare_lists, value_columns
 from .blocks import check_trec_eval_version
 from .data.columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .data.join import check_no_repeated_pairs, sorted_label_order
-from .data.restrict import restrict
+from .ties.restrict import restrict
 from .errors import InputError, TierankWarning, param_text
 from .evaluation import DEFAULT_TIE_COST_BUDGET, check_tie_cost_budget
 from .exact_sum import ExactSum, finish_aggregate, partial_aggregate
@@ -85,7 +85,7 @@ class Options:
             raise InputError(f"missing={missing!r}: use 'skip' or 'zero'")
         parsed = parse_measures(measures)
         if as_float32:
-            parsed = {text: _as_trec9(m) for text, m in parsed.items()}
+            parsed = {text: m.as_trec9() for text, m in parsed.items()}
         return cls(parsed, ties, bool(bounds), missing, seed, no_relevant, trec_eval_version, bool(judged_only),
                    max_docs, tie_cost_budget=budget)
 

@@ -15,11 +15,11 @@ from .hashing.evaluate import evaluate_codes
 from .errors import InputError
 from .io.frames import to_columns
 from .io.workers import check_workers
-from .measures import Measure, parse_measures
+from .measures import parse_measures
 from .measures._no_relevant import apply_no_relevant, check_no_relevant, has_relevant
 from .results import Results
 from .ties.groups import Judged
-from .data.restrict import restrict
+from .ties.restrict import restrict
 from .evaluation import check_tie_cost_budget, evaluate_lists
 from .ties.policy import check_mode
 
@@ -140,7 +140,7 @@ default="expected"
     tie_cost_budget = check_tie_cost_budget(tie_cost_budget)
     parsed = parse_measures(measures)
     if as_float32:   # trec_eval 9.x also turns recall levels into counts its own way
-        parsed = {text: _as_trec9(m) for text, m in parsed.items()}
+        parsed = {text: m.as_trec9() for text, m in parsed.items()}
     from .io.source import is_run_file
 
     if is_run_file(run):   # a run file: in blocks of whole queries (tierank.io.stream)
@@ -209,13 +209,6 @@ def merge_results(parsed: dict, parts: list[Results]) -> Results:
                    measures=parsed)
 
 
-def _as_trec9(m: Measure) -> Measure:
-    """The measure as trec_eval 9.x computes it (recall levels to counts by floor(x R + 0.9))."""
-    if "rounding" in m.family.params and m["rounding"] == "trec10":
-        return m.replace(rounding="trec9")
-    return m
-
-
 @dataclass
 class PreparedLists:
     """A run joined with its judgments, ``-M``/``-J`` applied: the ranked lists of the queries with
@@ -265,8 +258,8 @@ def value_columns(parsed: dict, lists: PreparedLists, values: dict, lower: dict 
     bounds = lower is not None and upper is not None
     cols, lo_cols, hi_cols = {}, {}, {}
     for text, m in parsed.items():
-        empty = _empty_values(m, empty_judged)
-        if not m.family.text:
+        empty = m.empty_values(empty_judged)
+        if not m.is_text:
             empty = apply_no_relevant(m, empty, has_relevant(m, empty_judged), no_relevant, lists.empty_labels)
         cols[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
         if lower is not None and upper is not None:
@@ -283,18 +276,6 @@ def _judged(grades: list[np.ndarray]) -> Judged:
     np.cumsum([len(g) for g in grades], out=ptr[1:])
     flat = np.concatenate(grades).astype(np.float64) if grades else np.zeros(0)
     return Judged.from_csr(ptr, flat)
-
-
-def _empty_values(m: Measure, judged: Judged) -> np.ndarray:
-    """Values of queries scored with an empty run (missing="zero"), before the no_relevant policy."""
-    n = judged.n_queries
-    if m.family.text:
-        return np.full(n, "", dtype=object)
-    if m.family.empty == "one":
-        return np.ones(n)
-    if m.family.empty == "R":
-        return judged.count_at_least(m["rel"]).astype(np.float64)
-    return np.zeros(n)
 
 
 def _check_measures_arg(measures: Any) -> None:

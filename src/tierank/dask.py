@@ -64,7 +64,7 @@ def _worker(part: pd.DataFrame, opts: E.Options, dtypes: tuple, offsets: np.ndar
 def _meta(opts: E.Options, id_dtype: Any) -> pd.DataFrame:
     cols: dict = {"query_id": pd.Series([], dtype=id_dtype), "status": pd.Series([], dtype=np.int8)}
     for col in opts.columns():
-        text = opts.measures[E._measure_of(col, opts)].family.text
+        text = opts.measures[E._measure_of(col, opts)].is_text
         cols[col] = pd.Series([], dtype=object if text else np.float64)
     return pd.DataFrame(cols)
 

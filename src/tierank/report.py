@@ -208,7 +208,7 @@ def tie_report(qrels: Any, run: Any, measures: str | Iterable[str] | Mapping[str
     import tierank
     from .blocks import check_trec_eval_version
 
-    parsed = {label: m for label, m in _measures(measures).items() if not m.family.text}
+    parsed = {label: m for label, m in _measures(measures).items() if not m.is_text}
     if not parsed:
         raise tierank.InputError("no measure given (text measures such as RelString have no tie report)")
     as_float32 = check_trec_eval_version(trec_eval_version) == 9
@@ -308,7 +308,7 @@ class _Parts:
         rows, sums = {}, set()
         for label, m in parsed.items():
             col = str(m)
-            if m.family.aggregate == "sum":
+            if m.aggregate == "sum":
                 sums.add(label)
             rows[label] = {"expected": expected.mean[col], "min": expected.mean_lower[col],
                            "max": expected.mean_upper[col], "trec_eval": trec_means[col],
@@ -354,7 +354,7 @@ def _tied_in_scope(stats: Any, m: Any, changed: np.ndarray) -> np.ndarray:
     if len(key):
         mixed = np.maximum.reduceat(key, starts) > np.minimum.reduceat(key, starts)
     end = first + size
-    scope = m.family.tie_scope
+    scope = m.tie_scope
     if scope == "set_R":
         depth = stats.judged.count_at_least(m["rel"])[query]
     else:

@@ -28,7 +28,7 @@ def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, fl
 
     out: dict[str, float | None] = {}
     for text, m in measures.items():
-        kind = m.family.aggregate
+        kind = m.aggregate
         if kind == "none":   # text (RelString): no aggregate
             out[text] = None
             continue

@@ -117,7 +117,7 @@ def _evaluator(opts: E.Options, schema: pa.Schema, rows_per_call: int, offsets: 
 def _schema(opts: E.Options, integer_ids: bool) -> pa.Schema:
     fields = [pa.field("query_id", pa.int64() if integer_ids else pa.string()), pa.field("status", pa.int8())]
     for i, col in enumerate(opts.columns()):
-        text = opts.measures[E._measure_of(col, opts)].family.text
+        text = opts.measures[E._measure_of(col, opts)].is_text
         fields.append(pa.field(f"v{i}", pa.string() if text else pa.float64()))
     return pa.schema(fields)
 

@@ -52,7 +52,7 @@ class CodeResults(Results):
             return out
         n_cls = int(self.query_class.max(initial=-1)) + 1
         for text, m in self.measures.items():
-            if m.family.aggregate == "sum":
+            if m.aggregate == "sum":
                 continue
             col = frame[text].to_numpy(dtype=np.float64)
             ok = ~np.isnan(col)

@@ -20,8 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from ..data.ranked import RankedLists, concat_ranges
 from ..errors import InputError, param_text
-from .ranked import RankedLists, concat_ranges
+from .groups import Judged, TieStats
+from .policy import TieOrderings
 
 __all__ = ["RestrictedLists", "restrict"]
 
@@ -67,9 +69,6 @@ def restrict(ranked: RankedLists, labels: np.ndarray, *, judged_only: bool = Fal
 
 def _in_mode_order(ranked: RankedLists, mode: str, seed: int) -> RankedLists:
     """The same lists with every tie in the order of a fixed tie mode (the order that mode evaluates)."""
-    from ..ties.groups import Judged, TieStats
-    from ..ties.policy import TieOrderings
-
     stats = TieStats.from_ranked(ranked, Judged.from_csr(ranked.judged_ptr, ranked.judged))
     order = TieOrderings(stats, ranked, seed).fixed_order(mode)
     return ranked if order is None else _take(ranked, order)
