@@ -24,6 +24,8 @@ import oracle  # noqa: E402
 tierank = pytest.importorskip("tierank")
 from tierank.data.ranked import RankedLists  # noqa: E402
 from tierank.measures import parse_measures  # noqa: E402
+from tierank.measures.ap import harmonic  # noqa: E402
+from tierank.measures.dcg import jk_discount, log2_discount  # noqa: E402
 from tierank.ties.groups import (Judged, TieStats, position_prefix, position_sum,  # noqa: E402
                                  within_query_exclusive_cumsum)
 from tierank.ties.policy import order_within_groups, order_within_groups_by_words, random_tiebreak  # noqa: E402
@@ -244,11 +246,12 @@ def test_position_sum_one_slot(kind):
     f = {"harmonic": lambda i: 1.0 / i, "log2": lambda i: 1.0 / math.log2(i + 1),
          "jk": lambda i: 1.0 if i == 1 else 1.0 / math.log2(i)}[kind]
     ref = np.array([f(int(s) + 1) for s in start])
-    np.testing.assert_allclose(position_sum(kind, start, np.ones_like(start)), ref, rtol=1e-15)
+    fn = {"harmonic": harmonic, "log2": log2_discount, "jk": jk_discount}[kind]
+    np.testing.assert_allclose(position_sum(fn, start, np.ones_like(start)), ref, rtol=1e-15)
     # mixed with longer runs: the one-slot entries are unchanged, the others use the prefix sums
     count = np.array([1, 3, 1, 2, 1, 4])
-    got = position_sum(kind, start, count)
-    prefix = position_prefix(kind, int((start + count).max()))
+    got = position_sum(fn, start, count)
+    prefix = position_prefix(fn, int((start + count).max()))
     many = count > 1
     np.testing.assert_allclose(got[~many], ref[~many], rtol=1e-15)
     np.testing.assert_allclose(got[many], (prefix[start + count] - prefix[start])[many].astype(float), rtol=1e-15)

@@ -27,15 +27,13 @@ from ._progress import delay as progress_delay
 from .api import evaluate
 from .comparison import SUPERSCRIPTS, TESTS, Comparison
 from .errors import InputError, TierankError, TierankWarning, spelled_as
-from .formats import FORMATS, RunResults, escape_text, render, shown_measures
+from .formats import FORMATS, RunResults, escape_text, render, render_measures, shown_measures
 from .html_report import command_line, recorded_warnings, report_html
 from .io.frames import to_columns
 from .io.output import atomic_write, check_output
-from .io.source import is_parquet
-from .io.source import TextInput
+from .io.source import TextInput, is_parquet
 from .io.trec import read_run_tag
 from .measures import expand, measure_names
-from .measures._describe import render_measures
 from .measures._parse import number_value
 from .plot import plot_format, save_plot
 from .report import render_reports, tie_report

@@ -236,7 +236,7 @@ class Comparison:
         for label, column in measures.items():
             for res in results.values():
                 m = getattr(res, "measures", {}).get(column)
-                if m is not None and m.family.text:
+                if m is not None and m.is_text:
                     raise InputError(f"{label}: {m.name} is text, not a number; there is nothing to compare")
         if len(set(names)) < len(names):
             raise InputError("two runs have the same name")
@@ -447,7 +447,7 @@ def _aggregate_column(results: Any, column: str, values: pd.Series) -> float:
 
 def _is_count(results: Any, column: str) -> bool:
     m = results.measures.get(column) if hasattr(results, "measures") else None
-    return m is not None and m.family.is_count
+    return m is not None and m.is_count
 
 
 def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: str | Iterable[str], *,

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .errors import InputError
 from .measures import Measure, trec_order, trec_prints_per_query
+from .measures._describe import describe_measures
+from .measures._registry import TREC_INDEX, did_you_mean
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +43,7 @@ __all__ = [
     "format_percent",
     "sorted_ids",
     "trec_eval_order",
+    "render_measures",
 ]
 
 FORMATS = ("table", "trec", "json", "csv", "markdown", "latex")
@@ -66,12 +70,12 @@ class ShownMeasure:
     @property
     def is_count(self) -> bool:
         """True for NumQ, NumRet, NumRel, NumRelRet: summed over queries and printed as integers."""
-        return self.measure.family.is_count
+        return self.measure.is_count
 
     @property
     def is_text(self) -> bool:
         """True for RelString: a string per query, no range and no aggregate."""
-        return self.measure.family.text
+        return self.measure.is_text
 
 
 def shown_measures(expanded: Mapping[str, Measure]) -> list[ShownMeasure]:
@@ -542,3 +546,51 @@ def csv_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, pe
         for m in measures:
             writer.writerow([r.name, "all", m.label, *(_number_or_text(r.mean(m, w)) for w in which)])
     return out.getvalue()
+
+
+_CUTOFF = {"required": "@k required", "optional": "@k optional", "none": "no @k"}
+
+
+def _params_text(d: dict) -> str:
+    return ", ".join(f"{k}={v['default']!r}" for k, v in d["params"].items()) or "-"
+
+
+def _rows(items: list[dict]) -> list[list[str]]:
+    return [[d["name"], _params_text(d), _CUTOFF[d["cutoff"]], "; ".join(d["trec_eval"]) or "-",
+             ", ".join(d["aliases"]) or "-", d["summary"]] for d in items]
+
+
+def render_measures(fmt: str = "table", name: str | None = None) -> str:
+    """The measure reference as text (``table``), ``markdown`` or ``json``; ``name``: one family, with
+    each parameter described.
+
+    >>> print(render_measures("markdown").splitlines()[0])
+    | measure | parameters (defaults) | cutoff | trec_eval | also accepted as | what it is |
+    """
+    items = describe_measures()
+    if name is not None:
+        # a name or alias (any case), else a trec_eval name (exact: 'rbp' is trec_eval's, 'RBP' ir-measures')
+        family = TREC_INDEX[name][0].name if name in TREC_INDEX else None
+        items = [d for d in items if d["name"].lower() == name.lower()
+                 or name.lower() in (a.lower() for a in d["aliases"])] or [d for d in items if d["name"] == family]
+        if not items:
+            raise InputError(f"unknown measure {name!r}{did_you_mean(name)}; `tierank measures` lists them all")
+    if fmt == "json":
+        import json
+
+        return json.dumps(items, indent=2, default=str) + "\n"
+    header = ["measure", "parameters (defaults)", "cutoff", "trec_eval", "also accepted as", "what it is"]
+    if fmt == "markdown":
+        rows = [[f"`{c}`" if i in (0, 1) and c != "-" else c for i, c in enumerate(r)] for r in _rows(items)]
+        return markdown_table(header, rows, align="l" * len(header), raw=True) + "\n"   # our own Markdown
+    if fmt != "table":
+        raise InputError(f"format {fmt!r}: use table, markdown or json")
+    if name is None:
+        return text_table(["measure", "parameters (defaults)", "cutoff", "trec_eval"],
+                          [r[:4] for r in _rows(items)], align="llll") + "\n"
+    d = items[0]
+    lines = [f"{d['name']}: {d['summary']}", f"  cutoff: {_CUTOFF[d['cutoff']]}"]
+    lines += [f"  {k}={v['default']!r}: {v['description']}" for k, v in d["params"].items()]
+    lines += [f"  trec_eval: {'; '.join(d['trec_eval']) or '-'}", f"  also accepted as: {', '.join(d['aliases']) or '-'}",
+              f"  aggregate over queries: {d['aggregate']}"]
+    return "\n".join(lines) + "\n"

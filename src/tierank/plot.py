@@ -97,12 +97,12 @@ def _column(results: Any, measure: str | None) -> str:
 
 def _is_text(results: Any, column: str) -> bool:
     m = getattr(results, "measures", {}).get(column)
-    return m is not None and bool(m.family.text)
+    return m is not None and m.is_text
 
 
 def _aggregate_kind(results: Any, column: str) -> str:
     m = getattr(results, "measures", {}).get(column)
-    return "mean" if m is None else m.family.aggregate
+    return "mean" if m is None else m.aggregate
 
 
 def _floats(frame: Any, column: str) -> np.ndarray | None:

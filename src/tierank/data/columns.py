@@ -27,7 +27,6 @@ written for. The rules, in the order they are checked:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from numbers import Integral, Real
@@ -36,7 +35,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError
 from .numbers import exact_float64, inexact_problem

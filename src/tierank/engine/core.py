@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from .._threads import background
-from ..data.columns import Columns
 from ..data.join import join_run_qrels, sorted_label_order
 from ..data.ranked import RankedLists
 from ..errors import InputError, param_text

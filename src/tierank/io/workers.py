@@ -35,7 +35,6 @@ import numpy as np
 from .._progress import ProgressBar
 from .._threads import cores, single_threaded
 from ..data.columns import Columns, normalized
-from ..errors import InputError
 
 __all__ = ["worker_count", "evaluate_in_workers"]
 

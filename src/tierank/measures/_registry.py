@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import copyreg
 import difflib
 import re
 import warnings
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import InputError, TierankWarning, param_text
-from . import ap, bing, bpref, counting, dcg, err, gain_g, infap, iprec, judged, ndcg_rel, radius, rbp, relstring, rndcg, rr, sets
+from . import ap, bing, bpref, counting, dcg, err, gain_g, infap, iprec, judged, ndcg_rel, rbp, relstring, rndcg, rr, sets
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
 from ._trec import TREC_EVAL_TABLE, TREC_SETS, TrecName, split_trec_text
+from .radius import RADIUS_FAMILIES
 
-__all__ = ["REGISTRY", "TREC_INDEX", "parse_measure", "parse_measures", "measure_names", "did_you_mean", "expand",
-           "expand_trec", "ExpandedMeasures", "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
+__all__ = ["REGISTRY", "TREC_INDEX", "registered_family", "parse_measure", "parse_measures", "measure_names",
+           "did_you_mean", "expand", "expand_trec", "ExpandedMeasures", "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
 
 REGISTRY: dict[str, MeasureFamily] = {
     f.name: f for module in (counting, ap, rr, dcg, ndcg_rel, rndcg, gain_g, err, judged, sets, rbp, bpref, infap, bing, iprec, relstring) for f in module.FAMILIES
@@ -25,6 +27,23 @@ for _family in REGISTRY.values():
     _LOOKUP[_family.name.lower()] = (_family, {})
     for _alias, _preset in _family.aliases:
         _LOOKUP[_alias.lower()] = (_family, _preset)
+
+
+def registered_family(name: str, radius: bool) -> MeasureFamily | None:
+    """The registered family of that name (``radius``: the Hamming-radius variant), or None: what a
+    pickled registered family unpickles to (the same object)."""
+    return (RADIUS_FAMILIES if radius else REGISTRY).get(name)
+
+
+def _reduce_family(family: MeasureFamily) -> tuple:
+    """How a family pickles: a registered one as a reference to the registry, any other by its fields."""
+    key = (family.name, "radius" in family.params)
+    if registered_family(*key) is family:
+        return registered_family, key
+    return MeasureFamily, tuple(getattr(family, f) for f in family.__dataclass_fields__)
+
+
+copyreg.pickle(MeasureFamily, _reduce_family)
 
 
 # trec_eval name -> (the family computing it, its declaration)
@@ -205,8 +224,8 @@ def parse_measure(text: str | Measure) -> Measure:
                          + ", ".join(REGISTRY) + " (and their ir-measures, ranx and trec_eval names; "
                          "`tierank measures` lists them all)")
     family, preset = found
-    if "radius" in parsed.params and family.name in radius.RADIUS_FAMILIES:
-        family = radius.RADIUS_FAMILIES[family.name]   # P(radius=2): within a Hamming radius, no @k
+    if "radius" in parsed.params and family.name in RADIUS_FAMILIES:
+        family = RADIUS_FAMILIES[family.name]   # P(radius=2): within a Hamming radius, no @k
     params = dict(preset)
     if parsed.level is not None:   # IPrec@0.2: the level is the measure's recall parameter
         if "recall" not in family.params:

@@ -11,9 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from numbers import Real
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..ties.groups import Judged
 
 __all__ = ["Param", "MeasureFamily", "Measure", "QueryError", "real_param", "bool_param", "choice_param",
            "MAX_CUTOFF"]
@@ -190,13 +195,6 @@ class MeasureFamily:
     def __repr__(self) -> str:
         return f"<measure family {self.name}: {self.summary}>"
 
-    def __reduce__(self) -> tuple:
-        # a registered family pickles as a reference to the registry (unpickled: the same object)
-        key = (self.name, "radius" in self.params)
-        if _registered_family(*key) is self:
-            return _registered_family, key
-        return MeasureFamily, tuple(getattr(self, f) for f in self.__dataclass_fields__)
-
     @property
     def is_count(self) -> bool:
         """Whether the measure counts (NumQ, NumRet, NumRel, NumRelRet): its aggregate over queries is their
@@ -263,14 +261,6 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def _registered_family(name: str, radius: bool) -> "MeasureFamily | None":
-    """The registered family of that name (``radius``: the Hamming-radius variant), or None."""
-    from ._registry import REGISTRY
-    from .radius import RADIUS_FAMILIES
-
-    return (RADIUS_FAMILIES if radius else REGISTRY).get(name)
-
-
 @dataclass(frozen=True)
 class Measure:
     """A measure with every parameter bound. ``str(m)`` is its canonical spelling."""
@@ -293,43 +283,72 @@ class Measure:
         """Whether the measure is computed on judged documents only (``judged_only=True``)."""
         return dict(self.items).get("judged_only", False)
 
-    def __getitem__(self, key: str) -> Any:
-        return dict(self.items)[key]
-
     @property
     def is_text(self) -> bool:
-        """Whether the measure gives a string per query (RelString), not a number."""
-        return bool(self.family.text)
+        """Whether the values are text (RelString's strings), not numbers: no mean, range or bounds.
 
-    @property
-    def tie_scope(self) -> str:
-        """Where a tie can change the measure (see :func:`tierank.tie_report`)."""
-        return self.family.tie_scope
+        >>> from tierank import parse_measure
+        >>> parse_measure("relstring").is_text, parse_measure("AP").is_text
+        (True, False)
+        """
+        return self.family.text
 
     @property
     def aggregate(self) -> str:
-        """How the values of queries aggregate: "mean", "sum", "gm" or "none" (text)."""
+        """How the values combine over queries: ``"mean"``, ``"sum"`` (counts), ``"gm"`` (trec_eval's
+        geometric mean, gm_map) or ``"none"`` (text)."""
         return self.family.aggregate
 
+    @property
+    def is_count(self) -> bool:
+        """Whether the measure counts (NumQ, NumRet, NumRel, NumRelRet): summed over queries, whole
+        numbers printed as integers, never tested for significance."""
+        return self.family.is_count
+
+    @property
+    def value_range(self) -> tuple | None:
+        """(smallest, largest) value a query can take under any ordering; None for text."""
+        return self.family.value_range
+
+    @property
+    def tie_scope(self) -> str:
+        """Which ties can change the measure: ``"rank"``, ``"set"``, ``"first_hit"``, ``"set_first_hit"``
+        or ``"set_R"`` (its family's ``tie_scope``)."""
+        return self.family.tie_scope
+
+    @property
+    def reads(self) -> str:
+        """What of a ranked list the measure reads: ``"list"``, ``"top_k"`` or ``"judged"``
+        (its family's ``reads``)."""
+        return self.family.reads
+
     def as_trec9(self) -> "Measure":
-        """The measure as trec_eval 9.x computes it (recall levels to counts by floor(x R + 0.9))."""
+        """The measure as trec_eval 9.x computes it: recall levels become counts by floor(x R + 0.9)
+        (``rounding='trec9'``) where the measure has that choice; else the measure itself.
+
+        >>> from tierank import parse_measure
+        >>> str(parse_measure("IPrec@0.2").as_trec9())
+        "IPrec(recall=0.2, rounding='trec9')"
+        """
         if "rounding" in self.family.params and self["rounding"] == "trec10":
             return self.replace(rounding="trec9")
         return self
 
-    def empty_values(self, judged: Any) -> Any:
-        """Values of queries scored with an empty run (``missing="zero"``), before the no_relevant policy;
-        ``judged``: their judged grades (a ``tierank.ties.groups.Judged``)."""
-        import numpy as np
-
+    def empty_values(self, judged: Judged) -> np.ndarray:
+        """The values of queries scored as an empty run (``missing="zero"``, trec_eval ``-c``), before the
+        ``no_relevant`` policy: ``""`` for text, else 0, 1, or R (the judged documents with grade >= rel),
+        as the family declares (``empty``); ``judged``: the judged grades of those queries."""
         n = judged.n_queries
-        if self.family.text:
+        if self.is_text:
             return np.full(n, "", dtype=object)
         if self.family.empty == "one":
             return np.ones(n)
         if self.family.empty == "R":
             return judged.count_at_least(self["rel"]).astype(np.float64)
         return np.zeros(n)
+
+    def __getitem__(self, key: str) -> Any:
+        return dict(self.items)[key]
 
     def replace(self, **params: Any) -> "Measure":
         """A copy with some parameters changed (checked like parsed ones); unknown ones raise InputError.

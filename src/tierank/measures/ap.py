@@ -50,19 +50,24 @@ def _shift(g: TieStats, m: Measure) -> np.ndarray | None:
     return None if m.name == "AP" else grade_shifts(g)
 
 
+def harmonic(ranks: np.ndarray) -> np.ndarray:
+    """1/i at 1-based ranks i, a position function (``ranks`` is overwritten)."""
+    return np.divide(1.0, ranks, out=ranks)
+
+
 def _slot_sums(t: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """A_0 = Σ_{j=1}^{s} 1/(t+j) and A_1 = Σ_{j=1}^{s} (j-1)/(t+j), in extended precision.
 
     One slot: A_0 = 1/(t+1), A_1 = 0 exactly (singleton groups of fixed orders take this path). A_1 is
     None when no entry has more than one slot (all zero).
     """
-    a0 = position_sum("harmonic", t, s)
+    a0 = position_sum(harmonic, t, s)
     many = s > 1
     if not many.any():
         return a0, None
     a1 = np.zeros(len(t))
     tm, sm = t[many], s[many]
-    H = position_prefix("harmonic", int((tm + sm).max()))
+    H = position_prefix(harmonic, int((tm + sm).max()))
     a1[many] = (sm - (tm + 1) * (H[tm + sm] - H[tm])).astype(np.float64)
     return a0, a1
 

@@ -17,6 +17,7 @@ from ..ties.groups import TieStats, position_prefix
 from ._common import REL, binary_preference, divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
+from .dcg import log2_discount
 
 __all__ = ["FAMILIES"]
 
@@ -26,7 +27,7 @@ def bin_g(g: TieStats, m: Measure) -> np.ndarray:
     q = g.group_size - r                                   # non-relevant items of each tie
     A = (g.group_first - r_before).astype(np.int64)        # non-relevant items in earlier ties
     top = A + q.astype(np.int64) + 1
-    F = position_prefix("log2", int(top.max()) if len(top) else 0)   # F[x] = Σ_{l=1}^{x} 1/log2(l+1)
+    F = position_prefix(log2_discount, int(top.max()) if len(top) else 0)   # F[x] = Σ_{l=1}^{x} 1/log2(l+1)
     mean = ((F[top] - F[A]) / (q + 1)).astype(np.float64)
     total = np.bincount(g.group_query, weights=r * mean, minlength=g.n_queries)
     return divide(total, g.judged.count_at_least(m["rel"]))

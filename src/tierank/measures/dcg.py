@@ -8,16 +8,20 @@ of the query descending and does not depend on the order of the run.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from numbers import Real
 from typing import Any, Callable
 
 import numpy as np
 
 from .._user_functions import call_checked
-from ..ties.groups import TieStats, position_prefix, position_sum
+from ..errors import InputError
+from ..ties.groups import (GradeFn, Judged, PositionFn, TieStats, position_prefix, position_sum,
+                           within_query_exclusive_cumsum)
 from ._common import divide
 from ._spec import Measure, MeasureFamily, Param, QueryError, choice_param
 from ._trec import TREC_CUTOFFS, TrecName, parse_pairs
+
 
 class _NameOrFunction:
     """Checker of a parameter that is one of some names or, in Python, a function (a class, so measures
@@ -39,6 +43,62 @@ DISCOUNT = Param("log2", _NameOrFunction("discount", ("log2", "ln", "log10", "jk
                  "discount of position i: 'log2' 1/log2(i+1), 'ln' 1/ln(i+1) (MatchZoo), 'log10' "
                  "1/log10(i+1); 'jk' 1 at i = 1, then 1/log2(i); in Python also a function of an array of "
                  "1-based ranks (keras-rs rank_discount_fn), finite, >= 0, non-increasing")
+
+
+def log2_discount(ranks: np.ndarray) -> np.ndarray:
+    """1/log2(i+1) at 1-based ranks i (in the ranks' precision; ``ranks`` is overwritten)."""
+    ranks += 1.0
+    np.log2(ranks, out=ranks)
+    return np.divide(1.0, ranks, out=ranks)
+
+
+def ln_discount(ranks: np.ndarray) -> np.ndarray:
+    """1/ln(i+1) at 1-based ranks i (MatchZoo)."""
+    return 1.0 / np.log(ranks + 1.0)
+
+
+def log10_discount(ranks: np.ndarray) -> np.ndarray:
+    """1/log10(i+1) at 1-based ranks i."""
+    return 1.0 / np.log10(ranks + 1.0)
+
+
+def jk_discount(ranks: np.ndarray) -> np.ndarray:
+    """Järvelin and Kekäläinen's discount: 1 at rank 1, then 1/log2(i)."""
+    out = np.ones_like(ranks)
+    big = ranks >= 2
+    out[big] = 1.0 / np.log2(ranks[big])
+    return out
+
+
+#: the named discounts, as position functions of 1-based ranks (:func:`tierank.ties.groups.position_sum`)
+DISCOUNTS: dict[str, PositionFn] = {"log2": log2_discount, "ln": ln_discount, "log10": log10_discount,
+                                    "jk": jk_discount}
+
+
+@dataclass(frozen=True)
+class _UserDiscount:
+    """A user's discount function as a position function, checked at every call: finite and >= 0; on
+    the ranks 1, 2, ... of the prefix sums (long doubles, :func:`tierank.ties.groups.position_prefix`)
+    also non-increasing, since the bounds assume it. Equal (so cached as one) for the same function."""
+
+    fn: Callable
+
+    def __call__(self, ranks: np.ndarray) -> np.ndarray:
+        values = call_checked(self.fn, ranks.astype(np.float64, copy=False), what="discount", of="rank")
+        if ranks.dtype == np.longdouble and len(values) > 1 and (np.diff(values) > 0).any():
+            i = int(np.argmax(np.diff(values) > 0))
+            raise InputError(f"the discount function increases from rank {i + 1} to {i + 2} ({values[i]!r} < "
+                             f"{values[i + 1]!r}); discounts must not increase with the rank")
+        return values
+
+
+def discount_function(m: Measure) -> PositionFn:
+    """The measure's discount as a position function of 1-based ranks: a named one, or the user's
+    function, checked."""
+    disc = m["discount"]
+    return _UserDiscount(disc) if callable(disc) else DISCOUNTS[disc]
+
+
 DCG_SPELLING = Param(None, choice_param("dcg", (None, "log2", "exp-log2")),
                      "ir-measures spelling: 'log2' is gain='linear', 'exp-log2' is gain='exp2'")
 
@@ -63,7 +123,8 @@ GAINS = Param(None, _check_gains, "custom gains {grade: gain} (grades and gains 
                                   "the gain function's; negative grades (unjudged) always have gain 0")
 
 
-def _normalize(p: dict[str, Any]) -> dict[str, Any]:
+def normalize_dcg_spelling(p: dict[str, Any]) -> dict[str, Any]:
+    """The parameters with ir-measures' ``dcg=`` spelling turned into the ``gain`` it means."""
     if p["dcg"] is not None:
         implied = {"log2": "linear", "exp-log2": "exp2"}[p["dcg"]]
         if p["gain"] != "linear" and p["gain"] != implied:
@@ -207,7 +268,7 @@ def _gain_key(m: Measure) -> tuple:
 def _dcg(g: TieStats, m: Measure, shift: np.ndarray | None) -> np.ndarray:
     # every position of a group gets the group's mean gain: docs/maths.md, "Position-weighted sums"
     gkey = _gain_key(m) + (("shifted",) if shift is not None else ())
-    disc = m["discount"]
+    disc = discount_function(m)
 
     if shift is None:
         def gains(grades: np.ndarray, _q: np.ndarray | None) -> np.ndarray:
@@ -217,7 +278,7 @@ def _dcg(g: TieStats, m: Measure, shift: np.ndarray | None) -> np.ndarray:
             return item_gains(m, grades, shift[q])
     with_query = shift is not None
 
-    if callable(disc) and len(g.lengths):   # a user's discount: checked over every rank used
+    if callable(m["discount"]) and len(g.lengths):   # a user's discount: checked over every rank used
         position_prefix(disc, int(g.lengths.max()))
     cut = g.cut(g.clamp(m.cutoff))
     in_cut = g.subset_sum(gkey, gains, cut.group, with_query) / cut.n   # the cut group's mean gain
@@ -239,12 +300,28 @@ def _dcg(g: TieStats, m: Measure, shift: np.ndarray | None) -> np.ndarray:
     return g.sum_before_cut(g.memo(full_key, build_full), cut) + last
 
 
+def ideal_dcg(judged: Judged, key: object, gain_fn: GradeFn, discount: PositionFn, k: int | None) -> np.ndarray:
+    """DCG of the judged gains sorted descending, cut at k, per query (``gain_fn(grades, query)``, which
+    ``key`` names for the memo)."""
+    def build() -> np.ndarray:
+        gains = gain_fn(judged.grade, judged.query)
+        order = np.lexsort((-gains, judged.query))
+        q, c, gn = judged.query[order], judged.count[order], gains[order]
+        first = np.searchsorted(q, np.arange(judged.n_queries))
+        start = within_query_exclusive_cumsum(c, q, first).astype(np.int64)
+        end = start + c
+        if k is not None:
+            start, end = np.minimum(start, k), np.minimum(end, k)
+        return judged.per_query(gn * position_sum(discount, start, end - start))
+    return judged.memo(("idcg", key, discount, k), build)
+
+
 def _idcg(g: TieStats, m: Measure, shift: np.ndarray | None) -> np.ndarray:
     if shift is None:
-        return g.judged.ideal_dcg(_gain_key(m), lambda grades, _q: item_gains(m, grades), m["discount"],
-                                  m.cutoff)
-    return g.judged.ideal_dcg(_gain_key(m) + ("shifted",), lambda grades, q: item_gains(m, grades, shift[q]),
-                              m["discount"], m.cutoff)
+        return ideal_dcg(g.judged, _gain_key(m), lambda grades, _q: item_gains(m, grades), discount_function(m),
+                         m.cutoff)
+    return ideal_dcg(g.judged, _gain_key(m) + ("shifted",), lambda grades, q: item_gains(m, grades, shift[q]),
+                     discount_function(m), m.cutoff)
 
 
 class DCGOverflow(QueryError):
@@ -299,7 +376,8 @@ def gain_preference(m: Measure, grades: np.ndarray) -> list[np.ndarray]:
 
 gain_preference.params = ("gain", "gains")  # type: ignore[attr-defined]
 
-def _trec_gains(text: str) -> dict:
+
+def trec_gains(text: str) -> dict:
     """trec_eval's ``ndcg.1=3,2=9``: gains of grades (levels not listed keep gain = grade)."""
     gains = {}
     for level, gain in parse_pairs(text).items():
@@ -309,19 +387,20 @@ def _trec_gains(text: str) -> dict:
     return {"gains": GAINS.check(gains)}
 
 
-def _show_gains(values: dict) -> str:
+def show_gains(values: dict) -> str:
+    """The ``gains`` parameter as trec_eval writes it (``1=3,2=9``), ``""`` for none."""
     gains = values["gains"]
     return "" if gains is None else ",".join(f"{k:g}={v:g}" for k, v in gains.items())
 
 
-_PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS, "dcg": DCG_SPELLING}
+DCG_PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS, "dcg": DCG_SPELLING}
 
 FAMILIES = [
-    MeasureFamily("nDCG", "normalised DCG: DCG divided by the ideal DCG of the judged grades", _PARAMS,
-                  "optional", ndcg, gain_preference, normalize=_normalize,
+    MeasureFamily("nDCG", "normalised DCG: DCG divided by the ideal DCG of the judged grades", DCG_PARAMS,
+                  "optional", ndcg, gain_preference, normalize=normalize_dcg_spelling,
                   aliases=(("ndcg_burges", {"gain": "exp2"}),), value_range=(0.0, 1.0),
-                  trec=(TrecName("ndcg", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),
+                  trec=(TrecName("ndcg", "param", sets=("gains",), bind=trec_gains, show=show_gains),
                         TrecName("ndcg_cut", "cutoffs", TREC_CUTOFFS)), reads="top_k"),
-    MeasureFamily("DCG", "discounted cumulative gain", _PARAMS, "optional", dcg, gain_preference,
-                  normalize=_normalize, aliases=(("dcg_burges", {"gain": "exp2"}),), value_range=(0.0, math.inf), reads="top_k"),
+    MeasureFamily("DCG", "discounted cumulative gain", DCG_PARAMS, "optional", dcg, gain_preference,
+                  normalize=normalize_dcg_spelling, aliases=(("dcg_burges", {"gain": "exp2"}),), value_range=(0.0, math.inf), reads="top_k"),
 ]

@@ -42,8 +42,8 @@ from ..ties.groups import TieStats, within_query_exclusive_cumsum
 from ._common import PYTHON_STATE, chunks, divide
 from ._spec import Measure, MeasureFamily, QueryError
 from ._trec import TrecName
-from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
-                  item_gains)
+from .dcg import (DCG_PARAMS, gain_preference, ideal_gains, item_gains, normalize_dcg_spelling, show_gains,
+                  trec_gains)
 
 __all__ = ["FAMILIES"]
 
@@ -508,7 +508,7 @@ def _extreme_tie(tie: np.ndarray, before: float, C: np.ndarray, extreme: str) ->
 
 FAMILIES = [
     MeasureFamily("G", "normalized gain: gains weighted by 1/log2(2 + ideal cost - gain so far), over the ideal "
-                  "gain (trec_eval G)", _PARAMS, "none", g_measure, gain_preference, normalize=_normalize, exact_bounds=_bounds,
+                  "gain (trec_eval G)", DCG_PARAMS, "none", g_measure, gain_preference, normalize=normalize_dcg_spelling, exact_bounds=_bounds,
                   value_range=(0.0, math.inf), cost=_cost,
-                  trec=(TrecName("G", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),)),
+                  trec=(TrecName("G", "param", sets=("gains",), bind=trec_gains, show=show_gains),)),
 ]

@@ -27,12 +27,11 @@ interpolated precision, so the best and worst orderings are relevant-first and r
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..ties.groups import TieStats
 from ._common import REL, binary_preference, exact_products
 from ._spec import Measure, MeasureFamily, Param, choice_param
-from ._trec import TrecName
+from ._trec import TrecName, parse_doubles
 
 __all__ = ["FAMILIES"]
 
@@ -70,6 +69,8 @@ def _fixed_values(query: np.ndarray, j: np.ndarray, pos: np.ndarray, n_queries: 
                   H: np.ndarray, skip: np.ndarray) -> np.ndarray:
     """Interpolated precision per (query, level) from the known positions of every relevant item
     (queries marked ``skip`` are left at 0: their positions are not all known)."""
+    import pandas as pd   # off the import path: only this and _max_mean need it
+
     out = np.zeros(cuts.shape)
     if not len(j):
         return out
@@ -432,6 +433,8 @@ def _max_mean(cell: np.ndarray, L: np.ndarray, x: np.ndarray, delta: np.ndarray,
     the cell's ties of P(tie max <= v), swept over the values in ascending order in logarithms (each value
     changes its tie's factor by ``delta``, from :func:`_pair_cdfs`); E = L P(max <= L) + Σ v (P(max <= v)
     - P(max < v))."""
+    import pandas as pd
+
     cell_L = np.zeros(n_cells)
     cell_L[cell] = L
     cell_log_base = np.bincount(cell, weights=log_base, minlength=n_cells)
@@ -505,8 +508,6 @@ def _show_recall(values: dict) -> float:
 
 
 def _trec_levels(text: str) -> dict:
-    from ._trec import parse_doubles
-
     return {"levels": LEVELS.check(tuple(parse_doubles(text)))}
 
 

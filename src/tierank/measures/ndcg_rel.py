@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ties.groups import TieStats, position_prefix, within_query_exclusive_cumsum
+from ..ties.groups import PositionFn, TieStats, position_prefix, within_query_exclusive_cumsum
 from ._common import divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
-from .dcg import (_PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains,
-                  item_gains, ratio_gains)
+from .dcg import (DCG_PARAMS, discount_function, gain_preference, ideal_dcg, ideal_gains, item_gains,
+                  normalize_dcg_spelling, ratio_gains, show_gains, trec_gains)
 
 __all__ = ["FAMILIES"]
 
 
-def _ideal_dcg_by_rank(g: TieStats, m: Measure, disc: object
+def _ideal_dcg_by_rank(g: TieStats, m: Measure, disc: PositionFn
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(IDCG@1, IDCG@2, ... up to IDCG@reach, flat by query; each query's offset there; reach per query),
     with reach = min(P, list length) the ideal ranks a weight ``1 / IDCG@min(i, P)`` can use; and P."""
@@ -47,7 +47,7 @@ def _ideal_dcg_by_rank(g: TieStats, m: Measure, disc: object
     return idcg, first, reach, P
 
 
-def _weighted_tie_sums(g: TieStats, m: Measure, disc: object) -> tuple[tuple, np.ndarray]:
+def _weighted_tie_sums(g: TieStats, m: Measure, disc: PositionFn) -> tuple[tuple, np.ndarray]:
     """Per tie, Σ w_i, Σ w_i PD(i - 1) and Σ w_i D(i) over its positions i (w_i = 1 / IDCG@min(i, P));
     and P per query. From rank ``reach`` on, w is one number per query, so those positions' sums come from
     prefix sums over positions; only the ranks below ``reach`` (at most P per query) are visited one by one."""
@@ -75,7 +75,7 @@ def _weighted_tie_sums(g: TieStats, m: Measure, disc: object) -> tuple[tuple, np
 
 
 def ndcg_rel(g: TieStats, m: Measure) -> np.ndarray:
-    disc = m["discount"]
+    disc = discount_function(m)
     (SW, SWPD, SWD), P = _weighted_tie_sums(g, m, disc)
     # gains scaled per query where they reach float64's range (a ratio of gain sums: the same value)
     gains_key, gains, with_query = ratio_gains(g, m)
@@ -106,14 +106,14 @@ def _positive_gain(m: Measure):
     return positive
 
 
-def _total_idcg(g: TieStats, m: Measure, disc: object) -> np.ndarray:
+def _total_idcg(g: TieStats, m: Measure, disc: PositionFn) -> np.ndarray:
     key, gains, _with_query = ratio_gains(g, m)
-    return g.judged.ideal_dcg(key if isinstance(disc, str) else key + ("custom",), gains, disc, None)
+    return ideal_dcg(g.judged, key + ("custom",) if callable(m["discount"]) else key, gains, disc, None)
 
 
 FAMILIES = [
     MeasureFamily("NDCGRel", "nDCG averaged over the relevant documents, at each one's rank (trec_eval ndcg_rel)",
-                  _PARAMS, "none", ndcg_rel, gain_preference, normalize=_normalize, aliases=(("ndcg_rel", {}),),
+                  DCG_PARAMS, "none", ndcg_rel, gain_preference, normalize=normalize_dcg_spelling, aliases=(("ndcg_rel", {}),),
                   value_range=(0.0, 1.0),
-                  trec=(TrecName("ndcg_rel", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),)),
+                  trec=(TrecName("ndcg_rel", "param", sets=("gains",), bind=trec_gains, show=show_gains),)),
 ]

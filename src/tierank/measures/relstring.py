@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ties.groups import TieStats, within_query_exclusive_cumsum
 from ._spec import Measure, MeasureFamily, Param, real_param
-from ._trec import TrecName
+from ._trec import TrecName, atof
 
 __all__ = ["FAMILIES"]
 
@@ -87,8 +87,6 @@ def _length(params: dict) -> dict:
 
 
 def _trec_length(text: str) -> dict:
-    from ._trec import atof
-
     return _length({"length": atof(text)})
 
 

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ties.groups import TieStats, position_prefix, position_sum
+from ..ties.groups import PositionFn, TieStats, position_prefix, position_sum, within_query_exclusive_cumsum
 from ._common import REL, divide
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
-from .dcg import _PARAMS, _normalize, _show_gains, _trec_gains, gain_preference, ideal_gains, ratio_gains
+from .dcg import (DCG_PARAMS, discount_function, gain_preference, ideal_gains, normalize_dcg_spelling, ratio_gains,
+                  show_gains, trec_gains)
 
 __all__ = ["FAMILIES"]
 
 
-def _records(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _records(g: TieStats, m: Measure, disc: PositionFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query, cutoff k, ideal DCG) of every record, sorted by query."""
     q, gain, count = ideal_gains(g, m, scaled=True)
     with np.errstate(over="ignore"):   # exp2 gains beyond float64 are inf here: only compared
@@ -56,12 +57,10 @@ def _records(g: TieStats, m: Measure, disc: object) -> tuple[np.ndarray, np.ndar
 
 
 def _within_query_cumsum(values: np.ndarray, query: np.ndarray, start: np.ndarray) -> np.ndarray:
-    from ..ties.groups import within_query_exclusive_cumsum
-
     return within_query_exclusive_cumsum(values, query, start) + values
 
 
-def _expected_dcg_at(g: TieStats, m: Measure, K: np.ndarray, disc: object) -> np.ndarray:
+def _expected_dcg_at(g: TieStats, m: Measure, K: np.ndarray, disc: PositionFn) -> np.ndarray:
     """E[DCG@K] per query for a per-query cutoff array K (1 <= K <= n)."""
     # gains scaled per query where they reach float64's range, as the ideal DCG: the ratio is the same
     key, gains, with_query = ratio_gains(g, m)
@@ -76,7 +75,7 @@ def _expected_dcg_at(g: TieStats, m: Measure, K: np.ndarray, disc: object) -> np
 
 
 def rndcg(g: TieStats, m: Measure) -> np.ndarray:
-    disc = m["discount"]
+    disc = discount_function(m)
     rq, rk, ri = _records(g, m, disc)
     out = np.zeros(g.n_queries)
     if not len(rq):
@@ -97,7 +96,7 @@ def rndcg(g: TieStats, m: Measure) -> np.ndarray:
 
 FAMILIES = [
     MeasureFamily("Rndcg", "nDCG averaged at the ranks where the ideal gain changes (trec_eval Rndcg)",
-                  {"rel": REL, **_PARAMS}, "none", rndcg, gain_preference, normalize=_normalize,
+                  {"rel": REL, **DCG_PARAMS}, "none", rndcg, gain_preference, normalize=normalize_dcg_spelling,
                   value_range=(0.0, 1.0),
-                  trec=(TrecName("Rndcg", "param", sets=("gains",), bind=_trec_gains, show=_show_gains),)),
+                  trec=(TrecName("Rndcg", "param", sets=("gains",), bind=trec_gains, show=show_gains),)),
 ]

@@ -18,7 +18,6 @@ from functools import cached_property
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
 from ..data.ranked import NOT_IN_POOL, RankedLists, concat_ranges
 
@@ -118,6 +117,8 @@ def within_query_exclusive_cumsum(values: np.ndarray, query: np.ndarray, starts:
         return _restarting_cumsum(values, starts, np.float64)
     if total is not None and total < 2.0 ** 62:   # int64 sums cannot overflow
         return _restarting_cumsum(values.astype(np.int64), starts, np.int64).astype(np.float64)
+    import pandas as pd   # off the import path: only this rare case (sums of non-integers) needs it
+
     values = np.asarray(values, dtype=np.float64)
     inclusive = pd.Series(values).groupby(query, sort=False).cumsum().to_numpy()
     out = np.zeros(len(values))
@@ -144,75 +145,31 @@ def _restarting_cumsum(values: np.ndarray, starts: np.ndarray, dtype: type) -> n
     return np.cumsum(out, out=out)
 
 
-_PREFIX: dict[str, np.ndarray] = {}
+#: a position function: ``f(ranks)`` of 1-based ranks (an array it may overwrite) -> f at each rank
+PositionFn = Callable[[np.ndarray], np.ndarray]
+
+_PREFIX: dict[PositionFn, np.ndarray] = {}
 
 
-def position_prefix(kind: str, n: int) -> np.ndarray:
+def position_prefix(f: PositionFn, n: int) -> np.ndarray:
     """Prefix sums ``P[i] = Σ_{l=1}^{i} f(l)`` (``P[0] = 0``) of a position function, in long double.
 
-    ``kind``: ``"harmonic"`` f(l) = 1/l; ``"log2"``, ``"ln"``, ``"log10"`` f(l) = 1/log(l+1) in that base;
-    ``"jk"`` f(1) = 1, f(l) = 1/log2(l); or a callable ``f(ranks)`` of 1-based float64 ranks (a custom
-    discount: finite, >= 0 and non-increasing, else an InputError). Cached and grown on demand;
-    differences are exact to about 1e-18 relative on x86.
+    ``f`` gets the ranks 1, 2, ... as long doubles (the precision of the sums; :func:`position_sum` gives
+    it single ranks as float64). Cached per function and grown on demand; differences are exact to about
+    1e-18 relative on x86.
     """
-    have = _PREFIX.get(kind)
+    have = _PREFIX.get(f)
     if have is not None and len(have) > n:
         return have
     size = max(n + 1, 1024, 2 * (len(have) if have is not None else 0))
-    i = np.arange(1, size, dtype=np.longdouble)
-    if callable(kind):
-        f = _custom_discount(kind, np.arange(1, size, dtype=np.float64)).astype(np.longdouble)
-    elif kind == "harmonic":
-        f = 1.0 / i
-    elif kind == "log2":
-        f = 1.0 / np.log2(i + 1)
-    elif kind in ("ln", "log10"):
-        f = 1.0 / (np.log(i + 1) if kind == "ln" else np.log10(i + 1))
-    elif kind == "jk":
-        f = np.ones(size - 1, dtype=np.longdouble)
-        f[1:] = 1.0 / np.log2(i[1:])
-    else:
-        raise ValueError(kind)
+    values = np.asarray(f(np.arange(1, size, dtype=np.longdouble)), dtype=np.longdouble)
     out = np.zeros(size, dtype=np.longdouble)
-    np.cumsum(f, out=out[1:])
-    _PREFIX[kind] = out
+    np.cumsum(values, out=out[1:])
+    _PREFIX[f] = out
     return out
 
 
-def _custom_discount(fn: Callable, ranks: np.ndarray, check_order: bool = True) -> np.ndarray:
-    """A user's discount at the given 1-based ranks, checked: finite, >= 0, and (over consecutive
-    ranks) non-increasing, since the bounds assume it."""
-    from .._user_functions import call_checked
-    from ..errors import InputError
-
-    values = call_checked(fn, ranks, what="discount", of="rank")
-    if check_order and len(values) > 1 and (np.diff(values) > 0).any():
-        i = int(np.argmax(np.diff(values) > 0))
-        raise InputError(f"the discount function increases from rank {i + 1} to {i + 2} ({values[i]!r} < "
-                         f"{values[i + 1]!r}); discounts must not increase with the rank")
-    return values
-
-
-def _position_values(kind: str, start: np.ndarray) -> np.ndarray:
-    """f(start + 1) in float64 (the one-slot case of :func:`position_sum`), computed in place."""
-    i = np.add(start, 1.0)      # exact for positions below 2**53
-    if callable(kind):
-        return _custom_discount(kind, i, check_order=False)
-    if kind in ("ln", "log10"):
-        return 1.0 / (np.log(i + 1.0) if kind == "ln" else np.log10(i + 1.0))
-    if kind == "harmonic":
-        return np.divide(1.0, i, out=i)
-    if kind == "log2":
-        i += 1.0
-        np.log2(i, out=i)
-        return np.divide(1.0, i, out=i)
-    big = i >= 2
-    out = np.ones_like(i)
-    out[big] = 1.0 / np.log2(i[big])
-    return out
-
-
-def position_sum(kind: str, start: np.ndarray, count: np.ndarray) -> np.ndarray:
+def position_sum(f: PositionFn, start: np.ndarray, count: np.ndarray) -> np.ndarray:
     """``Σ_{i=start+1}^{start+count} f(i)`` for every entry (positions 1-based, ``start`` items before).
 
     One slot (singleton groups, fixed orders) is f(start+1) in float64; longer runs are differences
@@ -222,14 +179,14 @@ def position_sum(kind: str, start: np.ndarray, count: np.ndarray) -> np.ndarray:
         return np.zeros(0)
     one = count == 1
     if one.all():
-        return _position_values(kind, start)
+        return f(np.add(start, 1.0))      # exact for positions below 2**53
     out = np.zeros(len(start))
     if one.any():
-        out[one] = _position_values(kind, start[one])
+        out[one] = f(np.add(start[one], 1.0))
     many = count > 1
     if many.any():
         s, c = start[many], count[many]
-        prefix = position_prefix(kind, int((s + c).max()))
+        prefix = position_prefix(f, int((s + c).max()))
         out[many] = (prefix[s + c] - prefix[s]).astype(np.float64)
     return out
 
@@ -249,7 +206,7 @@ class Judged:
     """The judged grades of every query as runs ``(query, grade, count)``, sorted by query.
 
     For runs: all judged documents of the query, retrieved or not; for matrices and hash codes: the
-    row. ``R``, the ideal DCG and ERR's largest grade come from here.
+    row. ``R`` and the largest grade come from here.
     """
 
     def __init__(self, query: np.ndarray, grade: np.ndarray, count: np.ndarray, n_queries: int) -> None:
@@ -280,48 +237,37 @@ class Judged:
         counts = np.diff(np.append(idx, len(qs)))
         return cls(qs[idx], gs[idx], counts, n_q)
 
-    def _per_query(self, weights: np.ndarray) -> np.ndarray:
+    def memo(self, key: object, build: Callable[[], object]):
+        """Return the cached value for ``key``, building it once (as :meth:`TieStats.memo`)."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def per_query(self, weights: np.ndarray) -> np.ndarray:
+        """Sum of one weight per run, per query."""
         return np.bincount(self.query, weights=weights, minlength=self.n_queries).astype(np.float64)
 
     def count_at_least(self, rel: float) -> np.ndarray:
         """R: judged documents with grade >= rel, per query."""
         key = ("R", rel)
         if key not in self._memo:
-            self._memo[key] = self._per_query(np.where(self.grade >= rel, self.count, 0).astype(np.float64))
+            self._memo[key] = self.per_query(np.where(self.grade >= rel, self.count, 0).astype(np.float64))
         return self._memo[key]
 
     def count_positive(self) -> np.ndarray:
         """Judged documents with a positive grade, per query."""
         if "positive" not in self._memo:
-            self._memo["positive"] = self._per_query(np.where(self.grade > 0, self.count, 0).astype(np.float64))
+            self._memo["positive"] = self.per_query(np.where(self.grade > 0, self.count, 0).astype(np.float64))
         return self._memo["positive"]
 
     def size(self) -> np.ndarray:
         """Judged documents per query."""
-        return self._per_query(self.count.astype(np.float64))
+        return self.per_query(self.count.astype(np.float64))
 
     def max_grade(self) -> np.ndarray:
         """Largest judged grade per query (negative grades count as 0; 0 for no judgment)."""
         out = np.zeros(self.n_queries)
         np.maximum.at(out, self.query, np.maximum(self.grade, 0.0))
-        return out
-
-    def ideal_dcg(self, key: object, gain_fn: GradeFn, discount: str, k: int | None) -> np.ndarray:
-        """DCG of the judged gains sorted descending, cut at k, per query (``gain_fn(grades, query)``)."""
-        memo_key = ("idcg", key, discount, k)
-        if memo_key in self._memo:
-            return self._memo[memo_key]
-        gains = gain_fn(self.grade, self.query)
-        order = np.lexsort((-gains, self.query))
-        q, c, gn = self.query[order], self.count[order], gains[order]
-        first = np.searchsorted(q, np.arange(self.n_queries))
-        start = within_query_exclusive_cumsum(c, q, first).astype(np.int64)
-        end = start + c
-        if k is not None:
-            start, end = np.minimum(start, k), np.minimum(end, k)
-        value = gn * position_sum(discount, start, end - start)
-        out = self._per_query(value)
-        self._memo[memo_key] = out
         return out
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, param_text
 from ..data.ranked import RankedLists, concat_ranges
+from ..errors import InputError, param_text
 from .groups import Judged, TieStats
 from .policy import TieOrderings
 
