@@ -471,7 +471,7 @@ def test_fixed_values_sort_positions_given_out_of_order():
 def test_batch_in_the_background_gives_the_same_bits(queries, bounds):
     """With two cores IPrec's batch runs in a background thread while the other measures are computed;
     with one it runs in line. Every value (and the order of the measures) must be the same either way."""
-    from tierank import evaluation
+    from tierank.engine import core as evaluation
 
     qrels = {f"q{i}": qq for i, (_r, qq) in enumerate(queries)}
     run = {f"q{i}": rq for i, (rq, _q) in enumerate(queries)}

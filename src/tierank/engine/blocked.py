@@ -88,9 +88,9 @@ def topk_plan(measures: list[Measure]) -> tuple[int, float | None] | None:
     for m in measures:
         if "radius" in m.params:
             rmax = m["radius"] if rmax is None else max(rmax, m["radius"])
-        elif m.family.reads == "judged":
+        elif m.reads == "judged":
             continue
-        elif m.family.reads == "top_k" and m.cutoff is not None:
+        elif m.reads == "top_k" and m.cutoff is not None:
             kmax = max(kmax, m.cutoff)
         else:
             return None
@@ -450,8 +450,8 @@ def evaluate_matrix_blocked(relevance: Any, keys: Any, opts: Options, *, keyname
     plan = topk_plan(mlist)
     n_rows, n_cols = grades.shape
     if topk and plan is None:
-        slow = [str(m) for m in mlist if "radius" not in m.params and m.family.reads != "judged"
-                 and not (m.family.reads == "top_k" and m.cutoff is not None)]
+        slow = [str(m) for m in mlist if "radius" not in m.params and m.reads != "judged"
+                 and not (m.reads == "top_k" and m.cutoff is not None)]
         raise InputError("topk=True needs measures that only look at the top k (with @k), radius measures, "
                          f"or the judged grades (NumQ, NumRel); not {', '.join(slow)}")
     if topk is False or (plan is not None and plan[0] >= n_cols and plan[1] is None):

@@ -138,7 +138,7 @@ def _values(lists: PreparedLists, opts: Options, orderings: TieOrderings | None 
     columns = {}
     for text, m in opts.measures.items():
         empty = m.empty_values(empty_judged)
-        if not m.family.text:
+        if not m.is_text:
             empty = apply_no_relevant(m, empty, has_relevant(m, empty_judged), opts.no_relevant,
                                       lists.empty_labels)
         columns[text] = np.concatenate([values.get(m, np.zeros(0)), empty])
@@ -251,7 +251,7 @@ def evaluate_stats(orderings: TieOrderings, opts: Options, labels: Any = None,
         raise InputError(f"{err} ({what} {label!r})", query=label) from None
     if opts.no_relevant != "zero":
         judged = orderings.expected.judged
-        for m in (m for m in values if not m.family.text):
+        for m in (m for m in values if not m.is_text):
             has = has_relevant(m, judged)
             values[m] = apply_no_relevant(m, values[m], has, opts.no_relevant, labels, what)
             if opts.bounds:
@@ -285,10 +285,10 @@ def _check_costs(orderings: TieOrderings, m: Measure, ties: str, bounds: bool, b
     if m.family.cost is None:
         return
     pref = preference_of(m)
-    extremes = not m.family.text and (bounds or ties in BOUND_MODES)
+    extremes = not m.is_text and (bounds or ties in BOUND_MODES)
     if ties not in BOUND_MODES:
         check_tie_costs(orderings.for_mode(ties, pref), m, False, budget)
-    elif m.family.text:
+    elif m.is_text:
         check_tie_costs(orderings.expected, m, False, budget)
     if extremes:   # as _extremes computes them; ties="lower" / "upper" need them whatever ``bounds`` says
         remedy = None if ties in BOUND_MODES else f"evaluate without bounds ({param_text('bounds', False)})"
@@ -302,7 +302,7 @@ def _apply(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, ties:
            values: Values, lower: Values, upper: Values) -> None:
     """The measure's values under the tie mode, and its bounds, into ``values``, ``lower``, ``upper``."""
     pref = preference_of(m)
-    if m.family.text:   # a string per query (RelString): no range, its bounds are itself
+    if m.is_text:   # a string per query (RelString): no range, its bounds are itself
         # lower / upper: no order of a string is its extreme; the ties shown whole, as under "expected"
         stats = orderings.expected if ties in BOUND_MODES else orderings.for_mode(ties, pref)
         values[m] = kernel(stats, m)
@@ -401,7 +401,7 @@ def _into_range(m: Measure, v: np.ndarray) -> np.ndarray:
     if bad.size:
         raise QueryError(f"measure {m.text or str(m)!r}: the value of this query is beyond float64's range "
                          f"({float(v[bad[0]])!r}): its grades or the measure's parameters are too large", int(bad[0]))
-    lo, hi = m.family.value_range or (-np.inf, np.inf)
+    lo, hi = m.value_range or (-np.inf, np.inf)
     slack = 1e-12 * (1.0 + np.abs(v))
     over = (v > hi) & (v - hi <= slack)
     under = (v < lo) & (lo - v <= slack)

@@ -42,6 +42,7 @@ from ..errors import InputError, TierankWarning, param_text
 from ..io.tables import find_columns as find_table_columns
 from ..results import GM_FLOOR, Results
 from .core import QueryValues, evaluate_lists, prepare_lists
+from .core import to_results as core_results
 from .options import Options
 
 __all__ = ["evaluate_rows", "EngineInputError", "EngineResults"]
@@ -175,7 +176,7 @@ def aligned_values(labels: np.ndarray, res: QueryValues | None, opts: Options) -
     got = at >= 0
     columns = {}
     for col in opts.columns():
-        text = opts.measures[measure_of(col, opts)].family.text
+        text = opts.measures[measure_of(col, opts)].is_text
         values = np.full(len(labels), None, dtype=object) if text else np.full(len(labels), np.nan)
         if res is not None:
             values[got] = res.columns[col][at[got]]
@@ -195,9 +196,9 @@ def partials(frame: pd.DataFrame, opts: Options) -> pd.DataFrame:
     rows = []
     for col in opts.columns():
         m = opts.measures[measure_of(col, opts)]
-        if m.family.aggregate == "none":
+        if m.aggregate == "none":
             continue
-        p = partial_aggregate(kept[col].to_numpy(dtype=np.float64), m.family.aggregate, GM_FLOOR)
+        p = partial_aggregate(kept[col].to_numpy(dtype=np.float64), m.aggregate, GM_FLOOR)
         rows.append((col, p.to_text()))
     counts = np.bincount(frame["status"].to_numpy(dtype=np.int64), minlength=4)
     rows += [(f"status:{s}", str(int(c))) for s, c in enumerate(counts)]
@@ -236,28 +237,23 @@ def finish(parts: pd.DataFrame, opts: Options) -> tuple[dict, dict | None, dict 
     def means(suffix: str) -> dict:
         out = {}
         for text, m in opts.measures.items():
-            kind = m.family.aggregate
+            kind = m.aggregate
             out[text] = None if kind == "none" else finish_aggregate(merged.get(text + suffix, ExactSum()), kind)
         return out
     return means(""), means("_lower") if opts.bounds else None, means("_upper") if opts.bounds else None
 
 
 def to_results(frame: pd.DataFrame, opts: Options) -> Results:
-    """The local :class:`~tierank.Results` from the collected per-query output (kept queries)."""
+    """The local :class:`~tierank.Results` from the collected per-query output (kept queries), assembled
+    by the core (:func:`tierank.engine.core.to_results`); query ids that are not integers as strings."""
     labels = frame["query_id"].to_numpy()
-    order = sorted_label_order(labels)
-    index = pd.Index(frame["query_id"].iloc[order].to_numpy(), name="query_id")
+    index = None
     if not is_integer_like(labels):
-        index = pd.Index(pd.array(index.to_numpy(dtype=object), dtype="str"), name="query_id")
-
-    def part(suffix: str) -> pd.DataFrame:
-        data = {}
-        for text, m in opts.measures.items():
-            col = frame[text + suffix].iloc[order].to_numpy()
-            data[text] = col.astype(object) if m.family.text else col.astype(np.float64)
-        return pd.DataFrame(data, index=index)
-    return Results(per_query=part(""), lower=part("_lower") if opts.bounds else None,
-                   upper=part("_upper") if opts.bounds else None, ties=opts.ties, measures=opts.measures)
+        ids = labels[sorted_label_order(labels)].astype(object)
+        index = pd.Index(pd.array(ids, dtype="str"), name="query_id")
+    columns = {col: frame[col].to_numpy(dtype=object if opts.measures[measure_of(col, opts)].is_text else np.float64)
+               for col in opts.columns()}
+    return core_results(QueryValues(labels, columns), opts, index)
 
 
 def is_integer_like(labels: np.ndarray) -> bool:
