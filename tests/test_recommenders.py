@@ -6,6 +6,10 @@ formula (which users count, every row of rating_true relevant, P@k over k, map o
 min(R, k), nDCG with binary / raw / exp gains and an ideal from the k largest gains), and the orders
 averaged (min / max for the bounds); the stable row order (pandas' sort, Recommenders' tie-break) gives the
 ``ties="input"`` value. Small cases are also written out by hand.
+
+A recommender toolkit's own evaluation runs here too: Cornac's ``ranking_eval`` and its metric objects, on a
+small synthetic dataset made in the test, give tierank's numbers without ties, and under a popularity
+model's ties the value of the order numpy's ``argpartition`` / ``argsort`` left (within tierank's exact range).
 """
 
 from __future__ import annotations
@@ -15,11 +19,15 @@ import itertools
 import math
 import re
 
+import cornac
 import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+from cornac.eval_methods import BaseMethod, ranking_eval
+from cornac.metrics import MAP, MRR, NDCG, HitRatio, Precision, Recall
+from cornac.models import MostPop, Recommender
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -365,3 +373,114 @@ def test_r_precision_at_k_raises_and_says_why():
     true, pred = _tp()
     with pytest.raises(InputError, match="r_precision_at_k is not computed: .* changes with the order of tied"):
         rec.r_precision_at_k(true, pred, k=1)
+
+
+# ------------------------------------------------------------------------------------ inside Cornac
+
+
+class FixedScores(Recommender):
+    """A Cornac model whose scores are a given (users x items) matrix."""
+
+    def __init__(self, scores: np.ndarray) -> None:
+        super().__init__(name="FixedScores", trainable=True, verbose=False)
+        self.scores = scores
+
+    def fit(self, train_set, val_set=None):   # noqa: ANN001, ANN201 (Cornac's signature)
+        Recommender.fit(self, train_set, val_set)
+        return self
+
+    def score(self, user_idx, item_idx=None):   # noqa: ANN001, ANN201
+        return self.scores[user_idx] if item_idx is None else self.scores[user_idx, item_idx]
+
+
+@pytest.fixture(scope="module")
+def cornac_split() -> BaseMethod:
+    """40 users x 30 items, 8 interactions each: 3 to test, 5 to train (Cornac's own split object)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for u in range(40):
+        for j, i in enumerate(rng.choice(30, size=8, replace=False)):
+            rows.append((f"u{u}", f"i{i}", 1.0, j < 3))
+    return BaseMethod.from_splits(train_data=[r[:3] for r in rows if not r[3]],
+                                  test_data=[r[:3] for r in rows if r[3]], exclude_unknowns=True,
+                                  rating_threshold=1.0, verbose=False)
+
+
+def _cornac_tables(split: BaseMethod, model: Recommender, k: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """rating_true and rating_pred as Cornac's ranking_eval sees them: per test user, the test positives, and
+    every item not seen in training (the positives included) with the model's score, in the order of
+    ``model.rank`` (Cornac's own tie-break, so that ``ties="input"`` replays it)."""
+    train, test = split.train_set, split.test_set
+    true_rows, pred_rows = [], []
+    for u in sorted(set(test.uir_tuple[0])):
+        pos = [i for i in test.csr_matrix.getrow(u).indices if i < train.num_items]
+        seen = set(train.csr_matrix.getrow(u).indices) - set(pos)
+        candidates = np.array([i for i in range(train.num_items) if i not in seen])
+        ranked, scores = model.rank(user_idx=u, item_indices=candidates, k=k)
+        score_of = dict(zip(candidates.tolist(), scores.tolist()))
+        true_rows += [(u, i) for i in pos]
+        pred_rows += [(u, i, score_of[i]) for i in ranked.tolist()]
+    return (pd.DataFrame(true_rows, columns=["userID", "itemID"]),
+            pd.DataFrame(pred_rows, columns=["userID", "itemID", "prediction"]))
+
+
+def _cornac_and_tierank(split: BaseMethod, model: Recommender, k: int = 5) -> list[tuple[str, float, object]]:
+    """(name, Cornac's value, tierank's Bounds) for NDCG@k, Precision@k, Recall@k, HitRatio@k (one
+    ranking_eval call, as Cornac users make it), MRR and MAP (whole lists: calls of their own)."""
+    train, test = split.train_set, split.test_set
+    at_k, _ = ranking_eval(model, [NDCG(k=k), Precision(k=k), Recall(k=k), HitRatio(k=k)], train, test)
+    (mrr_value,), _ = ranking_eval(model, [MRR()], train, test)
+    (map_value,), _ = ranking_eval(model, [MAP()], train, test)
+    true, pred = _cornac_tables(split, model, k)
+    true_all, pred_all = _cornac_tables(split, model, -1)
+    everything = train.num_items   # a cutoff beyond every list: MRR and MAP of the whole ranking
+    ours = [rec.ndcg_at_k(true, pred, k=k, bounds=True, ties="input"),
+            rec.precision_at_k(true, pred, k=k, bounds=True, ties="input"),
+            rec.recall_at_k(true, pred, k=k, bounds=True, ties="input"),
+            rec.hit_ratio_at_k(true, pred, k=k, bounds=True, ties="input"),
+            rec.mrr(true_all, pred_all, k=everything, bounds=True, ties="input"),
+            rec.map(true_all, pred_all, k=everything, bounds=True, ties="input")]
+    names = [f"NDCG@{k}", f"Precision@{k}", f"Recall@{k}", f"HitRatio@{k}", "MRR", "MAP"]
+    return list(zip(names, [*at_k, mrr_value, map_value], ours))
+
+
+def test_cornac_without_ties_gives_tierank_numbers(cornac_split):
+    train = cornac_split.train_set
+    model = FixedScores(np.random.default_rng(1).random((train.num_users, train.num_items))).fit(train)
+    for name, theirs, ours in _cornac_and_tierank(cornac_split, model):
+        assert ours.lower == ours.upper, name   # no tie
+        assert theirs == pytest.approx(ours.value, abs=1e-12), name
+        assert theirs == pytest.approx(ours.lower, abs=1e-12), name
+
+
+def test_cornac_ties_give_the_order_numpy_left(cornac_split):
+    # MostPop scores every item by its training count: ties everywhere. Cornac ranks with np.argpartition /
+    # np.argsort, so its value is one order's: tierank's with that order as the row order (ties="input"),
+    # inside the exact range; the tie-aware value differs.
+    model = MostPop().fit(cornac_split.train_set)
+    results = _cornac_and_tierank(cornac_split, model)
+    widths = []
+    for name, theirs, ours in results:
+        if name == "MAP":
+            continue   # Cornac's own tie convention (below)
+        assert theirs == pytest.approx(ours.value, abs=1e-12), name
+        assert ours.lower - 1e-12 <= theirs <= ours.upper + 1e-12, name
+        widths.append(ours.upper - ours.lower)
+    assert min(widths) > 0.01   # the ties matter for every metric here
+    true, pred = _cornac_tables(cornac_split, model, 5)
+    tie_aware = rec.precision_at_k(true, pred, k=5)
+    cornac_p5 = results[1][1]
+    assert abs(tie_aware - cornac_p5) > 1e-3
+
+
+def test_cornac_map_ranks_a_tie_at_its_worst_place():
+    # Cornac's MAP ranks tied items at the tie's last place (scipy rankdata "max"): two relevant items tied
+    # at ranks 2-3 both count as rank 3 with 2 relevant at or above, 2/3 each. Every order of the tie gives
+    # AP = (1/2 + 2/3) / 2 = 7/12: Cornac's value is no order's.
+    theirs = MAP().compute(item_indices=np.array([0, 1, 2]), pd_scores=np.array([0.9, 0.5, 0.5]),
+                           gt_pos=np.array([1, 2]))
+    assert theirs == pytest.approx(2 / 3)
+    true = pd.DataFrame({"userID": [0, 0], "itemID": [1, 2]})
+    pred = pd.DataFrame({"userID": [0, 0, 0], "itemID": [0, 1, 2], "prediction": [0.9, 0.5, 0.5]})
+    assert rec.map(true, pred, k=3, bounds=True) == pytest.approx((7 / 12, 7 / 12, 7 / 12))
+    assert cornac.__version__ == "3.0.1"
