@@ -365,6 +365,12 @@ def test_ndcg_specific_errors():
     assert rec.ndcg_at_k(true.drop(columns="rating"), pred) == rec.ndcg_at_k(true, pred)   # binary: not read
     with pytest.raises(InputError, match="every user's ideal DCG is 0"):
         rec.ndcg_at_k(true.assign(rating=[0, 0]), pred, score_type="raw")
+    with pytest.raises(InputError, match=re.escape("ties='trec_eval' reads gains as trec_eval reads grades, as "
+                                                   "integers, but row 1 of rating_true (user 2, item 2) has gain "
+                                                   "2.5 under score_type='raw'")):
+        rec.ndcg_at_k(true.assign(rating=[1.0, 2.5]), pred, score_type="raw", ties="trec_eval")
+    assert rec.ndcg_at_k(true.assign(rating=[1.0, 2.5]), pred, score_type="raw", ties="input") == 1.0
+    assert rec.ndcg_at_k(true, pred, score_type="exp", ties="trec_eval") == 1.0   # 2**2 - 1: whole
     with pytest.raises(InputError, match="its gain under score_type='exp' is not a finite number"):
         rec.ndcg_at_k(true.assign(rating=[1.0, 5000.0]), pred, score_type="exp")
 

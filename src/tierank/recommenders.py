@@ -301,6 +301,14 @@ def _metric(name: str, measure: str, rating_true: Any, rating_pred: Any, *, col_
                        t_users, t_items)
     else:
         gains = np.ones(len(t_users), dtype=np.float64)   # every row of rating_true is relevant
+    if ties == "trec_eval" and graded:   # tierank's trec_eval mode reads grades as trec_eval does: integers
+        bad = gains != np.trunc(gains)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"ties='trec_eval' reads gains as trec_eval reads grades, as integers, but row {i} of "
+                             f"rating_true (user {_at(t_users, i)!r}, item {_at(t_items, i)!r}) has gain "
+                             f"{float(gains[i])!r} under score_type={score_type!r}; use another tie mode "
+                             "(ties='input' is Recommenders' order)")
     true = _normalized(t_users, t_items, gains, "rating_true", (col_user, col_item, col_rating), "grade")
     pred = _normalized(p_users, p_items, scores, "rating_pred", (col_user, col_item, col_prediction), "score")
     _same_kinds(true, pred, col_user, col_item)
