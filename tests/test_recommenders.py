@@ -183,6 +183,27 @@ def test_untied_predictions_equal_the_plain_formula(case, which, ties):
 
 
 @settings(max_examples=60, deadline=None)
+@given(tables(), st.sampled_from(METRICS + ("ndcg_raw",)), st.randoms(use_true_random=False))
+def test_row_order_changes_only_the_input_tie_break(case, which, random):
+    # the bug class: a number that depends on the order of the rows. Shuffled tables give the same tie-aware
+    # value and bounds; ties="input" (Recommenders' sort) follows the rows, always within the bounds.
+    true_rows, pred_rows, k = case
+    metric, score_type = _which(which)
+    if brute(metric, true_rows, pred_rows, k, score_type)["expected"] is None:
+        return
+    true, pred = _frames(true_rows, pred_rows)
+    shuffled_rows = list(pred_rows)
+    random.shuffle(shuffled_rows)
+    true2, pred2 = _frames(sorted(true_rows, key=str), shuffled_rows)
+    a = _call(metric, true, pred, k, score_type, bounds=True)
+    b = _call(metric, true2, pred2, k, score_type, bounds=True)
+    assert a == pytest.approx(b, abs=1e-12)
+    replay = _call(metric, true2, pred2, k, score_type, ties="input")
+    assert replay == pytest.approx(brute(metric, true_rows, shuffled_rows, k, score_type)["input"], abs=1e-12)
+    assert a.lower - 1e-12 <= replay <= a.upper + 1e-12
+
+
+@settings(max_examples=60, deadline=None)
 @given(tables(), st.sampled_from(METRICS), st.data())
 def test_duplicate_pairs_are_an_error_naming_the_rows(case, metric, data):
     true_rows, pred_rows, k = case
