@@ -280,17 +280,26 @@ def _evaluate_stats(orderings: TieOrderings, measures: list[Measure], ties: str,
     return values, lower, upper
 
 
+def _plan(orderings: TieOrderings, m: Measure, ties: str, bounds: bool) -> tuple[TieStats | None, bool]:
+    """What :func:`_apply` runs ``m`` on: (the tie statistics of its value, or None when the value is
+    itself a bound; whether the exact bounds are computed). The one place of this choice, so that
+    :func:`_check_costs` checks exactly the work :func:`_apply` will do."""
+    if m.is_text:   # a string per query (RelString): no range; under lower / upper, the ties shown whole
+        return (orderings.expected if ties in BOUND_MODES else orderings.for_mode(ties, preference_of(m))), False
+    if ties in BOUND_MODES:   # ties="lower" / "upper" are the bounds themselves
+        return None, True
+    return orderings.for_mode(ties, preference_of(m)), bounds
+
+
 def _check_costs(orderings: TieOrderings, m: Measure, ties: str, bounds: bool, budget: int) -> None:
     """:func:`check_tie_costs` on every tie statistics :func:`_apply` runs ``m`` on."""
     if m.family.cost is None:
         return
-    pref = preference_of(m)
-    extremes = not m.is_text and (bounds or ties in BOUND_MODES)
-    if ties not in BOUND_MODES:
-        check_tie_costs(orderings.for_mode(ties, pref), m, False, budget)
-    elif m.is_text:
-        check_tie_costs(orderings.expected, m, False, budget)
-    if extremes:   # as _extremes computes them; ties="lower" / "upper" need them whatever ``bounds`` says
+    stats, extremes = _plan(orderings, m, ties, bounds)
+    if stats is not None:
+        check_tie_costs(stats, m, False, budget)
+    if extremes:   # as _extremes computes them
+        pref = preference_of(m)
         remedy = None if ties in BOUND_MODES else f"evaluate without bounds ({param_text('bounds', False)})"
         check_tie_costs(orderings.extreme(pref, False), m, False, budget, remedy)
         check_tie_costs(orderings.extreme(pref, True), m, False, budget, remedy)
@@ -301,28 +310,24 @@ def _check_costs(orderings: TieOrderings, m: Measure, ties: str, bounds: bool, b
 def _apply(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, ties: str, bounds: bool,
            values: Values, lower: Values, upper: Values) -> None:
     """The measure's values under the tie mode, and its bounds, into ``values``, ``lower``, ``upper``."""
-    pref = preference_of(m)
-    if m.is_text:   # a string per query (RelString): no range, its bounds are itself
-        # lower / upper: no order of a string is its extreme; the ties shown whole, as under "expected"
-        stats = orderings.expected if ties in BOUND_MODES else orderings.for_mode(ties, pref)
-        values[m] = kernel(stats, m)
-        if bounds:
-            lower[m] = upper[m] = values[m]
+    stats, extremes = _plan(orderings, m, ties, bounds)
+    if stats is not None:
+        values[m] = kernel(stats, m) if m.is_text else _into_range(m, kernel(stats, m))
+    if m.is_text and bounds:   # no order of a string is its extreme: its bounds are itself
+        lower[m] = upper[m] = values[m]
+    if not extremes:
         return
-    if ties in BOUND_MODES:   # ties="lower" / "upper" are the bounds themselves
-        lo, hi = _extremes(kernel, orderings, m, pref)
+    lo, hi = _extremes(kernel, orderings, m, preference_of(m))
+    if stats is None:   # ties="lower" / "upper"
         values[m] = lo if ties == "lower" else hi
         if bounds:
             lower[m], upper[m] = lo, hi
         return
-    values[m] = _into_range(m, kernel(orderings.for_mode(ties, pref), m))
-    if bounds:
-        lo, hi = _extremes(kernel, orderings, m, pref)
-        # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
-        v = values[m]
-        slack = 1e-12 * (1.0 + np.abs(v))
-        lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
-        upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
+    # the value under any ordering lies in [lo, hi]; absorb last-bit rounding differences
+    v = values[m]
+    slack = 1e-12 * (1.0 + np.abs(v))
+    lower[m] = np.where((v < lo) & (lo - v <= slack), v, lo)
+    upper[m] = np.where((v > hi) & (v - hi <= slack), v, hi)
 
 
 def _extremes(kernel: "_BatchedKernels", orderings: TieOrderings, m: Measure, pref: Preference
