@@ -90,7 +90,7 @@ import pyarrow.compute as pc
 from .api import evaluate
 from .data.columns import Columns, is_integer_ids, normalized
 from .errors import InputError
-from .ties.policy import TIE_MODES
+from .ties.policy import check_mode
 
 __all__ = ["precision_at_k", "recall_at_k", "ndcg_at_k", "map", "map_at_k", "hit_ratio_at_k", "mrr",
            "r_precision_at_k", "Bounds", "DEFAULT_USER_COL", "DEFAULT_ITEM_COL", "DEFAULT_RATING_COL",
@@ -148,11 +148,6 @@ def _check_relevancy(relevancy_method: Any) -> None:
         why = "Recommenders knows 'top_k', 'by_threshold' and None"
     raise InputError(f"relevancy_method={relevancy_method!r} is not supported: only 'top_k' (rank by "
                      f"prediction, keep the top k); {why}")
-
-
-def _check_ties(ties: Any) -> None:
-    if not isinstance(ties, str) or ties not in TIE_MODES:
-        raise InputError(f"ties={ties!r} is not a tie mode; use one of {', '.join(TIE_MODES)}")
 
 
 def _column(table: Any, frame: str, col: str, role: str) -> pd.Series:
@@ -278,7 +273,7 @@ def _metric(name: str, measure: str, rating_true: Any, rating_pred: Any, *, col_
     """One metric: the checks, the users that count, one call of :func:`tierank.evaluate`."""
     _check_relevancy(relevancy_method)
     k = _check_k(k)
-    _check_ties(ties)
+    check_mode(ties)
     if not isinstance(bounds, bool):
         raise InputError(f"bounds must be True or False, got {bounds!r}")
     graded = score_type in ("raw", "exp")
