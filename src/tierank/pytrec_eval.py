@@ -85,6 +85,8 @@ supported_nicknames: dict[str, set[str]] = {name: set(members) for name, members
 EXCEPTIONS = {
     "relstring": "a text measure: 0.0 per query, as pytrec_eval reports it (it has no text values)",
     "runid": "not a measure: 0.0 per query, as in pytrec_eval",
+    "empty lists": "a query with no document to rank (an empty run; under judged_docs_only_flag, no judged "
+                   "document retrieved): iprec_at_recall and 11pt_avg are 0 where pytrec_eval gives NaN (0/0)",
     "NaN scores": "an InputError naming the query and document (pytrec_eval sorts them arbitrarily)",
     "boolean scores": "an InputError (pytrec_eval reads True as 1.0)",
     "grades beyond the 32-bit int range": "read as the numbers they are (pytrec_eval wraps them around)",
@@ -151,6 +153,8 @@ def _measure_plan(measures: Any, relevance_level: Any) -> tuple[dict[str, Measur
         if base not in _LISTED and len(given) > 1:
             raise InputError(f"{base} with parameters {' and '.join(map(repr, given))}: pytrec_eval reports "
                              f"{base} under one key, so give it one set of parameters")
+        if base in _LISTED and given:   # cutoffs or levels: one list, sorted (as pytrec_eval merges them)
+            given = [",".join(dict.fromkeys(p for text in given for p in text.split(",")))]
         texts = [f"{base}.{p}" for p in given] if given else [base]
         for label, m in expand(texts, rel_level=int(relevance_level)).items():
             key = label if base in _LISTED else base
