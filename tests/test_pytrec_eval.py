@@ -547,3 +547,43 @@ def test_open_ties_are_the_queries_whose_kth_score_is_the_last(data, cuts, judge
                 want[f"P_{k}"].append(q)
     assert ev.open_ties == want
     assert ev.open_tie_count == len({q for qs in want.values() for q in qs})
+
+
+# ------------------------------------------------------------------------------ BEIR recipe
+
+
+def _beir_evaluate(monkeypatch, qrels, results, k_values, ties=None):
+    """beir.retrieval.evaluation.EvaluateRetrieval.evaluate, imported afresh with tierank's module installed
+    (``ties``) or with the real pytrec_eval (None); the module is dropped again afterwards."""
+    monkeypatch.delitem(sys.modules, "beir.retrieval.evaluation", raising=False)
+    try:
+        if ties is not None:
+            ours.install(ties=ties)
+        evaluation = importlib.import_module("beir.retrieval.evaluation")
+        assert evaluation.pytrec_eval is (real if ties is None else sys.modules["pytrec_eval"])
+        return evaluation.EvaluateRetrieval.evaluate(qrels, results, k_values)
+    finally:
+        ours.uninstall()
+        sys.modules.pop("beir.retrieval.evaluation", None)
+
+
+def test_beir_evaluate_with_tierank_installed(monkeypatch):
+    qrels = {"q1": {"d1": 1, "d3": 2}, "q2": {"d2": 1, "d5": 1}}
+    k_values = [1, 2, 3]
+    untied = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.7, "d4": 0.1}, "q2": {"d1": 0.5, "d2": 0.4, "d5": 0.3}}
+    want = _beir_evaluate(monkeypatch, qrels, untied, k_values)
+    assert _beir_evaluate(monkeypatch, qrels, untied, k_values, ties="expected") == want
+    # tied: BEIR with tierank = the mean of BEIR with pytrec_eval over every ordering (BEIR rounds to 1e-5)
+    tied = {"q1": {"d1": 0.9, "d2": 0.9, "d3": 0.9, "d4": 0.1}, "q2": {"d1": 0.5, "d2": 0.5, "d5": 0.5}}
+    per_order = [_beir_evaluate(monkeypatch, qrels, {"q1": {d: float(9 - i) for i, d in enumerate(o1)},
+                                                     "q2": {d: float(9 - i) for i, d in enumerate(o2)}}, k_values)
+                 for o1 in _orderings(tied["q1"]) for o2 in _orderings(tied["q2"])]
+    got = _beir_evaluate(monkeypatch, qrels, tied, k_values, ties="expected")
+    tie_broken = _beir_evaluate(monkeypatch, qrels, tied, k_values)
+    for i, part in enumerate(got):
+        for key, value in part.items():
+            mean = math.fsum(orders[i][key] for orders in per_order) / len(per_order)
+            assert abs(value - mean) <= 1.5e-5, (key, value, mean)
+    assert got != tie_broken
+    assert _beir_evaluate(monkeypatch, qrels, tied, k_values, ties="trec_eval") == tie_broken
+    assert sys.modules["pytrec_eval"] is real
