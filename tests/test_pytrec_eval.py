@@ -337,7 +337,7 @@ def test_grades_fractional_only_outside_trec_eval_mode():
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: ours.RelevanceEvaluator([("q", "d", 1)], {"map"}), r"query_relevance must be a dict"),
     (lambda: ours.RelevanceEvaluator({"q": [1]}, {"map"}), r"query 'q' maps to list"),
-    (lambda: ours.RelevanceEvaluator({1: {"d": 1}}, {"map"}), r"query ids must be strings .* got 1"),
+    (lambda: ours.RelevanceEvaluator({1: {"d": 1}}, {"map"}), r"the query ids of query_relevance must be strings .* got 1"),
     (lambda: ours.RelevanceEvaluator({"q": {"d": 1}}, "map"), r"measures must be a set or list of measure strings"),
     (lambda: ours.RelevanceEvaluator({"q": {"d": 1}}, {"ndcg_cutt.10"}),
      r"unsupported measure 'ndcg_cutt.10' \(did you mean 'ndcg_cut'\?\)"),
@@ -358,7 +358,7 @@ def test_grades_fractional_only_outside_trec_eval_mode():
      r"scores must be a dict \{query_id: \{doc_id: score\}\}, not list"),
     (lambda: ours.RelevanceEvaluator({"q": {"d": 1}}, {"map"}).evaluate({"q": [1.0]}), r"query 'q' maps to list"),
     (lambda: ours.RelevanceEvaluator({"q": {"d": 1}}, {"map"}).evaluate({2: {"d": 1.0}}),
-     r"the scores' query ids must be strings"),
+     r"the query ids of scores must be strings .* got 2"),
     (lambda: ours.RelevanceEvaluator({"q": {"d": 1}}, {"map"}).evaluate({"q": {"d": "1.0"}}),
      r"score of document 'd' for query 'q' is the string '1.0', not a number"),
     (lambda: ours.RelevanceEvaluator({"q": {"d": "1"}}, {"map"}).evaluate({"q": {"d": 1.0}}),

@@ -174,7 +174,7 @@ def _check_scores(scores: Any) -> None:
 
 def _check_query(qid: Any, docs: Any, what: str) -> None:
     if not isinstance(qid, str):
-        raise InputError(f"the {what}' query ids must be strings (as in pytrec_eval), got {qid!r}", query=qid)
+        raise InputError(f"the query ids of {what} must be strings (as in pytrec_eval), got {qid!r}", query=qid)
     if not isinstance(docs, Mapping):
         raise InputError(f"the {what} must map each query id to a dict {{doc_id: value}}; query {qid!r} maps to "
                          f"{type(docs).__name__}", query=qid)
