@@ -1,0 +1,203 @@
+"""tierank.pytrec_eval against pytrec_eval, from the same dicts of dicts, and where tierank's time goes.
+
+    python benchmarks/bench_pytrec_eval.py                       # 2,000 queries x 1,000 documents
+    python benchmarks/bench_pytrec_eval.py --queries 2000,10000  # and task 1's 10,000 x 1,000
+    python benchmarks/bench_pytrec_eval.py --profile             # also: the stages of one tierank call
+
+The data is task 1's (benchmarks/data.py: string ids, integer scores in [0, 50) so ties are common, 10% of
+the documents judged with grades 0-3), as ``{qid: {docid: float}}`` and ``{qid: {docid: int}}``, built once
+per process before anything is timed. Measures: ``ndcg_cut.10, map, P.10, recall.100, recip_rank`` (task 1's
+nDCG@10, AP, P@10, R@100, RR).
+
+Each case runs in a fresh subprocess: RelevanceEvaluator(qrels, measures) + evaluate(run), repeated
+``--repeat`` times (default 3) after a warm-up call on 10 queries (imports, first-call costs); the median is
+reported. **peak MB**: the peak resident set during those calls minus the resident set once the dicts exist (VmHWM reset through
+/proc/self/clear_refs, as benchmarks/measure.py does), so it covers C++ allocations (pytrec_eval's) too.
+
+``--profile`` times the stages of one ``tierank.pytrec_eval`` call by running them one by one (internal
+functions of tierank, called here as the engine calls them): the dicts to columns, the columns checked and
+joined with the qrels into ranked lists, the measures on the lists, the results frame, and the adapter's
+own work (selecting the queries, the output dicts, the open-tie check); plus the floor of reading the dicts
+at all (flattening them into lists and arrays).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
+
+MEASURES = ["ndcg_cut.10", "map", "P.10", "recall.100", "recip_rank"]
+CASES = ("pytrec_eval", "tierank expected", "tierank trec_eval")
+
+
+def dicts(n_queries: int) -> tuple[dict, dict]:
+    """Task 1's data for ``n_queries`` as pytrec_eval's dicts (qrels, run)."""
+    from data import run_frames
+
+    frames = run_frames(n_queries, "str")
+    run_df, qrels_df = frames["run"], frames["qrels"]
+    run: dict = {}
+    for q, d, s in zip(run_df["query_id"].tolist(), run_df["doc_id"].tolist(), run_df["score"].tolist()):
+        run.setdefault(q, {})[d] = float(s)
+    qrels: dict = {}
+    for q, d, g in zip(qrels_df["query_id"].tolist(), qrels_df["doc_id"].tolist(), qrels_df["relevance"].tolist()):
+        qrels.setdefault(q, {})[d] = int(g)
+    return qrels, run
+
+
+def _call(case: str):
+    if case == "pytrec_eval":
+        import pytrec_eval
+
+        return lambda qrels, run: pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES)).evaluate(run)
+    import tierank.pytrec_eval as drop_in
+
+    ties = case.split()[1]
+    return lambda qrels, run: drop_in.RelevanceEvaluator(qrels, set(MEASURES), ties=ties).evaluate(run)
+
+
+def measure_case(case: str, n_queries: int, repeat: int) -> dict:
+    """One case in this process: {"times": [...], "median": s, "peak_mb": MB, "means": {...}}."""
+    from measure import peak_mb, reset_peak, rss_mb
+
+    qrels, run = dicts(n_queries)
+    call = _call(case)
+    few = list(qrels)[:10]
+    call({q: qrels[q] for q in few}, {q: run[q] for q in few})   # warm-up on 10 queries: imports, first calls
+    gc.collect()
+    base = rss_mb()
+    reset_peak()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = call(qrels, run)
+        times.append(time.perf_counter() - start)
+        del out
+        gc.collect()
+    peak = peak_mb() - base
+    out = call(qrels, run)
+    keys = list(next(iter(out.values())))
+    means = {k: statistics.fmean(row[k] for row in out.values()) for k in keys}
+    return {"case": case, "queries": n_queries, "times": times, "median": statistics.median(times),
+            "peak_mb": peak, "means": means}
+
+
+def profile(n_queries: int, ties: str, repeat: int) -> dict:
+    """The stages of one tierank.pytrec_eval call, each timed on its own (median of ``repeat``)."""
+    import numpy as np
+
+    import tierank.pytrec_eval as drop_in
+    from tierank.api import evaluate
+    from tierank.engine.core import evaluate_lists, prepare_lists, to_results
+    from tierank.engine.options import Options
+    from tierank.io.frames import to_columns
+    from tierank.measures import expand
+
+    qrels, run = dicts(n_queries)
+    measures = expand(MEASURES)
+    opts = Options.checked(measures, ties=ties, missing="zero", trec_eval_version=9)
+
+    def median(f):
+        f()
+        ts = []
+        for _ in range(repeat):
+            s = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - s)
+        return statistics.median(ts)
+
+    def flatten():
+        qs, ds, vs = [], [], []
+        for q, docs in run.items():
+            qs.extend([q] * len(docs))
+            ds.extend(docs)
+            vs.extend(docs.values())
+        return np.array(vs, dtype=np.float64), np.array(ds, dtype=object), np.array(qs, dtype=object)
+
+    lists = prepare_lists(qrels, run, opts)
+    values = evaluate_lists(lists, opts)
+    ev = drop_in.RelevanceEvaluator(qrels, set(MEASURES), ties=ties)
+    stages = {
+        "floor: flatten the run dict into 3 lists and arrays": median(flatten),
+        "to_columns(run) + to_columns(qrels) (dicts to object columns)":
+            median(lambda: (to_columns(run, "run"), to_columns(qrels, "qrels"))),
+        "prepare_lists (the above + ids and values checked, joined, ranked)": median(
+            lambda: prepare_lists(qrels, run, opts)),
+        "evaluate_lists (the five measures on the ranked lists)": median(lambda: evaluate_lists(lists, opts)),
+        "to_results (the per-query frame)": median(lambda: to_results(values, opts)),
+        "tierank.evaluate(qrels, run) in all": median(
+            lambda: evaluate(qrels, run, measures, ties=ties, missing="zero", trec_eval_version=9)),
+        "tierank.pytrec_eval RelevanceEvaluator + evaluate in all": median(
+            lambda: drop_in.RelevanceEvaluator(qrels, set(MEASURES), ties=ties).evaluate(run)),
+        "  of which the open-tie check": median(lambda: ev._open_ties(run)),
+    }
+    return {"queries": n_queries, "ties": ties, "stages": stages}
+
+
+def _subprocess(args: list[str]) -> dict:
+    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{args} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", default="2000", help="comma-separated query counts (x 1,000 documents)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="also time the stages of one tierank call")
+    parser.add_argument("--json", type=Path, help="write the numbers there too")
+    parser.add_argument("--case", help=argparse.SUPPRESS)        # one measurement, in a subprocess
+    parser.add_argument("--stages", help=argparse.SUPPRESS)      # one profile, in a subprocess
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.queries.split(",")]
+    if args.case:
+        print(json.dumps(measure_case(args.case, sizes[0], args.repeat)))
+        return
+    if args.stages:
+        print(json.dumps(profile(sizes[0], args.stages, args.repeat)))
+        return
+    results, profiles = [], []
+    print("| queries x docs | case | median s | runs s | peak MB | x pytrec_eval |")
+    print("|---|---|---|---|---|---|")
+    for n in sizes:
+        base = None
+        rows = []
+        for case in CASES:
+            r = _subprocess(["--case", case, "--queries", str(n), "--repeat", str(args.repeat)])
+            rows.append(r)
+            if case == "pytrec_eval":
+                base = r["median"]
+            speed = base / r["median"] if base else float("nan")
+            runs = ", ".join(f"{t:.2f}" for t in r["times"])
+            print(f"| {n:,} x 1,000 | {case} | {r['median']:.3f} | {runs} | {r['peak_mb']:.0f} | {speed:.2f}x |",
+                  flush=True)
+        ref = rows[0]["means"]
+        for r in rows[1:]:
+            if r["case"].endswith("trec_eval"):   # pytrec_eval's tie-break: the same means
+                diff = max(abs(r["means"][k] - ref[k]) for k in ref)
+                print(f"|  | (trec_eval means vs pytrec_eval: max |diff| = {diff:.1e}) | | | | |")
+        results.extend(rows)
+        if args.profile:
+            for ties in ("expected", "trec_eval"):
+                profiles.append(_subprocess(["--stages", ties, "--queries", str(n), "--repeat", str(args.repeat)]))
+    for p in profiles:
+        print(f"\nstages of one tierank call, {p['queries']:,} x 1,000, ties={p['ties']!r} (median s):")
+        for stage, t in p["stages"].items():
+            print(f"  {t:7.3f}  {stage}")
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "profiles": profiles}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
