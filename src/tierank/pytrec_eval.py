@@ -22,7 +22,7 @@ Scores are read as pytrec_eval reads them, in every tie mode: rounded to C float
 exactly the runs in which pytrec_eval sees no tie. ``trec_eval_version=10`` reads doubles instead.
 
 A run truncated to its top k (BEIR, MTEB, vector search) may leave out documents that tie with its
-last one: :attr:`RelevanceEvaluator.open_ties` lists the queries where that tie reaches a cutoff a
+last one: ``RelevanceEvaluator.open_ties`` lists the queries where that tie reaches a cutoff a
 measure uses (no warning).
 """
 
@@ -203,7 +203,7 @@ class RelevanceEvaluator:
         tie-break (document id, descending); or any of :data:`tierank.TIE_MODES`.
     bounds : bool, default=False
         Also compute the exact minimum and maximum over the orderings in each :meth:`evaluate` call (in
-        the same engine call), kept in :attr:`lower` and :attr:`upper`.
+        the same engine call), kept in ``lower`` and ``upper``.
     trec_eval_version : {9, 10}, default=9
         9: scores rounded to float32 first, as pytrec_eval (trec_eval 9) reads them, so scores equal in
         float32 tie (in every tie mode); 10: scores read as doubles.
@@ -266,7 +266,7 @@ class RelevanceEvaluator:
 
     @property
     def open_tie_count(self) -> int:
-        """After :meth:`evaluate`: how many queries have an open tie at some cutoff (:attr:`open_ties`)."""
+        """After :meth:`evaluate`: how many queries have an open tie at some cutoff (``open_ties``)."""
         return len({q for qids in self.open_ties.values() for q in qids})
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
@@ -308,7 +308,7 @@ class RelevanceEvaluator:
         Returns
         -------
         (lower, upper) : tuple of dict
-            Each shaped as the result of :meth:`evaluate`. :attr:`open_ties` is updated too.
+            Each shaped as the result of :meth:`evaluate`. ``open_ties`` is updated too.
 
         Examples
         --------
