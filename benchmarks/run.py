@@ -263,6 +263,8 @@ EXTRAS = [
      ["--repeat", "7"], ["--repeat", "3"]),
     ("Start-up: a fresh process against importing numpy and pyarrow (issue 28)", "bench_startup.py",
      ["--repeat", "10"], ["--repeat", "3"]),
+    ("tierank.pytrec_eval against pytrec_eval from the same dicts, both tie modes (issue 29)", "bench_pytrec_eval.py",
+     ["--queries", "2000,10000"], ["--queries", "200"]),
 ]
 
 
