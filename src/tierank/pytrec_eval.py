@@ -31,7 +31,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import difflib
-import re
 import sys
 import types
 from collections.abc import Iterable, Iterator, Mapping
@@ -44,7 +43,7 @@ from .api import evaluate
 from .engine.options import check_trec_eval_version
 from .errors import InputError
 from .measures import Measure, expand
-from .ties.policy import TIE_MODES
+from .ties.policy import check_mode
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "compute_aggregated_measure",
            "parse_run", "parse_qrel", "install", "uninstall", "installed", "EXCEPTIONS"]
@@ -234,8 +233,7 @@ class RelevanceEvaluator:
     def __init__(self, query_relevance: Mapping[str, Mapping[str, int]], measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False, *, ties: str = "expected",
                  bounds: bool = False, trec_eval_version: int = 9) -> None:
-        if not isinstance(ties, str) or ties not in TIE_MODES:
-            raise InputError(f"ties={ties!r} is not a tie mode; use one of {', '.join(TIE_MODES)}")
+        check_mode(ties)
         if not isinstance(bounds, bool):
             raise InputError(f"bounds must be True or False, got {bounds!r}")
         if not isinstance(judged_docs_only_flag, (bool, int, np.integer)):

@@ -57,7 +57,7 @@ from ..results import CodeResults, Results
 from ..ties.groups import TieStats
 from ..ties.policy import BOUND_MODES, FIXED_ORDER_MODES, ORDER_FREE_MODES, TieOrderings
 from .core import QueryValues, evaluate_stats
-from .options import Options
+from .options import Options, check_positive
 
 __all__ = ["evaluate_matrix_blocked", "evaluate_codes_blocked", "evaluate_blocks", "rank_rows", "topk_plan",
            "block_rows", "DEFAULT_MEMORY"]
@@ -101,9 +101,7 @@ def block_rows(n_cols: int, *, topk: bool, ties: str = "expected", bounds: bool 
                block_size: int | None = None, memory: int = DEFAULT_MEMORY) -> int:
     """Rows per block: ``block_size`` if given, else as many as fit ``memory`` bytes of working memory."""
     if block_size is not None:
-        if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-            raise InputError(f"block_size must be a positive integer, got {block_size!r}")
-        return int(block_size)
+        return check_positive(block_size, "block_size")
     if isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory < 1:
         raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
     if topk:
