@@ -46,7 +46,7 @@ from .measures import Measure, expand
 from .ties.policy import check_mode
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "compute_aggregated_measure",
-           "parse_run", "parse_qrel", "install", "uninstall", "installed", "EXCEPTIONS"]
+           "parse_run", "parse_qrel", "install", "uninstall", "installed", "as_module", "EXCEPTIONS"]
 
 #: pytrec-eval-terrier's version whose interface this module follows (a local version names tierank's)
 __version__ = f"0.5.11+tierank.{_tierank_version}"
@@ -497,6 +497,20 @@ def _module(ties: str, bounds: bool, trec_eval_version: int) -> types.ModuleType
                                           "RelevanceEvaluator", "compute_aggregated_measure"],
         tierank_version=_tierank_version, ties=ties, trec_eval_version=trec_eval_version)
     return module
+
+
+def as_module(ties: str = "expected", bounds: bool = False, *, trec_eval_version: int = 9) -> types.ModuleType:
+    """A module behaving as pytrec_eval whose ``RelevanceEvaluator`` defaults to these options, without
+    installing it: for adapters that set one host module's ``pytrec_eval`` (:mod:`tierank.beir`,
+    :mod:`tierank.mteb`) rather than ``sys.modules``.
+
+    Examples
+    --------
+    >>> module = as_module(ties="upper")
+    >>> module.ties, module.RelevanceEvaluator({"q1": {"d1": 1}}, {"P.1"}).evaluate({"q1": {"d1": 1.0, "d2": 1.0}})
+    ('upper', {'q1': {'P_1': 1.0}})
+    """
+    return _module(ties, bounds, trec_eval_version)
 
 
 def install(ties: str = "expected", bounds: bool = False, *, trec_eval_version: int = 9) -> types.ModuleType:
