@@ -1,0 +1,274 @@
+"""MTEB's retrieval scores, exact when scores tie: ``tierank.mteb.install()``.
+
+MTEB (2.26) scores a retrieval task in ``mteb._evaluators.retrieval_metrics``: nDCG@k, MAP@k, recall@k,
+precision@k and hit rate@k by pytrec_eval (ties broken by document id, descending), MRR@k by its own sort
+(the same tie-break, since MTEB #5092), nAUC from those per-query values, and, for some tasks,
+``recall_cap`` (R_cap), ``hole`` and ``top_k_accuracy`` by its own sort too. :func:`install` switches
+every one of them to tierank at once, so that no tie-aware nDCG sits beside a tie-broken MRR:
+
+* the module's ``pytrec_eval`` becomes :mod:`tierank.pytrec_eval` (``ties``; scores read as float32,
+  as pytrec_eval reads them);
+* ``mrr``, ``recall_cap``, ``hole`` and ``top_k_accuracy`` become this module's functions (scores read as
+  doubles, as MTEB's sort reads them), in ``retrieval_metrics`` and in every MTEB module that imported
+  them by name (the LMEB tasks' ``recall_cap``);
+* nAUC (``nAUC_ndcg_at_10_max``...) is computed by MTEB from those per-query values, so it follows;
+* every retrieval result (``AbsTaskRetrieval``: retrieval, reranking, instruction retrieval) carries
+  ``"tierank": {"version": ..., "ties": ...}`` beside its scores: kept in MTEB's result files and
+  ``TaskResult`` (:func:`tie_mode` reads it back), and MTEB's result cache is only reused for results
+  tagged with the installed tie mode (others count as missing and are computed again).
+
+:func:`uninstall` restores MTEB's own functions; :func:`installed` does both around a ``with`` block.
+What stays MTEB's: the document dropped by ``skip_first_result`` (the first in the input order among
+equal top scores) and p-MRR's ranks (FollowIR, document id order): see docs/mteb.md.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from . import __version__ as tierank_version
+from . import beir as tierank_beir
+from . import pytrec_eval as tierank_pytrec_eval
+from .engine.options import check_trec_eval_version
+from .errors import install_hint
+from .ties.policy import check_mode
+
+__all__ = ["mrr", "recall_cap", "hole", "top_k_accuracy", "install", "uninstall", "installed", "tie_mode",
+           "TAG"]
+
+#: The key of the tag each retrieval result gets when installed: ``{"version": tierank's, "ties": mode}``
+TAG = "tierank"
+
+
+def _lists(qrels: Any, results: Any, k_values: Any, metric: str, key: str, ties: str,
+           ) -> collections.defaultdict[str, list[Any]]:
+    out: collections.defaultdict[str, list[Any]] = collections.defaultdict(list)
+    if not isinstance(results, Mapping) or results:   # MTEB gives no key at all for no query
+        values = tierank_beir.per_query(qrels, results, k_values, metric, ties=ties, strict=False)
+        for k, column in values.items():
+            out[key.format(k=k)] = column
+    return out
+
+
+def mrr(qrels: Mapping[str, Mapping[str, Any]], results: Mapping[str, Mapping[str, float]],
+        k_values: Iterable[int], *, ties: str = "expected") -> collections.defaultdict[str, list[float]]:
+    """MTEB's ``mrr``: ``{"MRR@k": [reciprocal rank of the first relevant document in the top k, per query]}``.
+
+    Parameters
+    ----------
+    qrels : dict
+        ``{query_id: {doc_id: grade}}``; relevant means grade > 0. Every query of ``results`` must be in it.
+    results : dict
+        ``{query_id: {doc_id: score}}``; the lists follow its order.
+    k_values : list of int
+        The cutoffs, each once.
+    ties : str, default="expected"
+        ``"expected"``: the exact mean over all orderings of tied documents; ``"trec_eval"``: MTEB's own
+        order (document id, descending); any tie mode of :func:`tierank.evaluate`.
+
+    Returns
+    -------
+    collections.defaultdict
+        As MTEB's: one list per cutoff, one value per query of ``results``.
+
+    Examples
+    --------
+    >>> dict(mrr({"q1": {"d1": 1}}, {"q1": {"d1": 0.5, "d2": 0.5}}, [1, 10]))
+    {'MRR@1': [0.5], 'MRR@10': [0.75]}
+    """
+    return _lists(qrels, results, k_values, "mrr", "MRR@{k}", ties)
+
+
+def recall_cap(qrels: Mapping[str, Mapping[str, Any]], results: Mapping[str, Mapping[str, float]],
+               k_values: Iterable[int], *, ties: str = "expected") -> collections.defaultdict[str, list[Any]]:
+    """MTEB's ``recall_cap``: ``{"R_cap_at_k": [relevant in the top k / min(relevant, k), per query]}``,
+    None for a query without a relevant document (as MTEB). Parameters are those of :func:`mrr`.
+
+    Examples
+    --------
+    >>> dict(recall_cap({"q1": {"d1": 1}, "q2": {"d1": 0}}, {"q1": {"d1": 0.5, "d2": 0.5}, "q2": {"d1": 1.0}}, [1]))
+    {'R_cap_at_1': [0.5, None]}
+    """
+    return _lists(qrels, results, k_values, "recall_cap", "R_cap_at_{k}", ties)
+
+
+def hole(qrels: Mapping[str, Mapping[str, Any]], results: Mapping[str, Mapping[str, float]],
+         k_values: Iterable[int], *, ties: str = "expected") -> collections.defaultdict[str, list[float]]:
+    """MTEB's ``hole``: ``{"Hole_at_k": [documents of the top k no query judged / k, per query]}``.
+    Parameters are those of :func:`mrr` (the queries of ``results`` need not be in ``qrels``).
+
+    Examples
+    --------
+    >>> dict(hole({"q1": {"d1": 1}}, {"q1": {"d1": 0.5, "d2": 0.5}}, [1, 2]))
+    {'Hole_at_1': [0.5], 'Hole_at_2': [0.5]}
+    """
+    return _lists(qrels, results, k_values, "hole", "Hole_at_{k}", ties)
+
+
+def top_k_accuracy(qrels: Mapping[str, Mapping[str, Any]], results: Mapping[str, Mapping[str, float]],
+                   k_values: Iterable[int], *, ties: str = "expected") -> collections.defaultdict[str, list[float]]:
+    """MTEB's ``top_k_accuracy``: ``{"Accuracy@k": [...]}``, with MTEB's shape: a value for each query
+    whose chance of a relevant document in the top k is above 0 (MTEB lists a 1.0 per query that has
+    one and nothing for the others), and no key when there is none. Parameters are those of :func:`mrr`.
+
+    Examples
+    --------
+    >>> dict(top_k_accuracy({"q1": {"d1": 1}, "q2": {"d9": 1}}, {"q1": {"d1": 0.5, "d2": 0.5}, "q2": {"d1": 1.0}}, [1]))
+    {'Accuracy@1': [0.5]}
+    """
+    lists = _lists(qrels, results, k_values, "top_k_accuracy", "Accuracy@{k}", ties)
+    out: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
+    for key, column in lists.items():
+        kept = [value for value in column if value > 0]
+        if kept:
+            out[key] = kept
+    return out
+
+
+def tie_mode(result: Any) -> str | None:
+    """The tie mode a result was computed in: the ``ties`` of its ``"tierank"`` tags, or None for a
+    result without one (MTEB's own, tie-broken numbers).
+
+    Parameters
+    ----------
+    result : mteb.TaskResult or dict
+        A ``TaskResult`` (``scores`` by split, a list of dicts), its ``to_dict()``, or one scores dict.
+
+    Returns
+    -------
+    str or None
+        None if any of its scores dicts has no tag.
+
+    Examples
+    --------
+    >>> tie_mode({"ndcg_at_10": 0.5, "tierank": {"version": "0.1.0", "ties": "expected"}})
+    'expected'
+    >>> tie_mode({"test": [{"ndcg_at_10": 0.5}]}) is None
+    True
+    """
+    scores = result.scores if hasattr(result, "scores") else result
+    if isinstance(scores, Mapping) and "scores" in scores and "task_name" in scores:
+        scores = scores["scores"]
+    if isinstance(scores, Mapping) and TAG in scores:
+        return str(scores[TAG]["ties"])
+    found = {tie_mode(entry) if isinstance(entry, Mapping) and TAG in entry else None
+             for entries in (scores.values() if isinstance(scores, Mapping) else ())
+             for entry in (entries if isinstance(entries, list) else [entries])}
+    return found.pop() if len(found) == 1 else None
+
+
+# ------------------------------------------------------------------------------------------- install
+
+
+_saved: list[tuple[Any, str, Any]] = []   # (object, attribute, what its __dict__ held) for uninstall()
+_METRICS = {"mrr": mrr, "recall_cap": recall_cap, "hole": hole, "top_k_accuracy": top_k_accuracy}
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    _saved.append((obj, name, obj.__dict__[name]))
+    setattr(obj, name, value)
+
+
+def install(ties: str = "expected", *, trec_eval_version: int = 9) -> None:
+    """Make every retrieval score MTEB reports tie-aware (or of another tie mode), and tag the results.
+
+    Call it before ``mteb.evaluate`` (whether mteb was imported before or not). Installing again
+    replaces the tie mode; :func:`uninstall` restores MTEB's own scoring.
+
+    Parameters
+    ----------
+    ties : str, default="expected"
+        The tie mode of every score: ``"expected"``, the exact mean over all orderings of tied documents;
+        ``"trec_eval"``, MTEB's own numbers (document id, descending, inside a tie); any tie mode of
+        :func:`tierank.evaluate`.
+    trec_eval_version : {9, 10}, default=9
+        How the pytrec_eval measures read scores: 9 as float32 (pytrec_eval's reading), 10 as doubles.
+
+    Examples
+    --------
+    >>> import tierank.mteb
+    >>> tierank.mteb.install()
+    >>> from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+    >>> constant = {"q1": {"d1": 1.0, "d2": 1.0, "d3": 1.0, "d4": 1.0}}   # a model that scores all alike
+    >>> scores = calculate_retrieval_scores(constant, {"q1": {"d1": 1}}, [1, 10])
+    >>> scores.mrr["MRR@10"], scores.ndcg["NDCG@10"], scores.hit_rate["HitRate@1"]
+    (0.5208333333333333, 0.6404, 0.25)
+    >>> tierank.mteb.uninstall()
+    >>> scores = calculate_retrieval_scores(constant, {"q1": {"d1": 1}}, [1, 10])
+    >>> scores.mrr["MRR@10"], scores.ndcg["NDCG@10"], scores.hit_rate["HitRate@1"]
+    (0.25, 0.43068, 0.0)
+    """
+    check_mode(ties)
+    check_trec_eval_version(trec_eval_version)
+    try:
+        import mteb  # noqa: F401  (loads the tasks, some of which import the metrics by name)
+        from mteb._evaluators import retrieval_metrics
+        from mteb.abstasks.retrieval import AbsTaskRetrieval
+        from mteb.cache import ResultCache
+    except ImportError:   # pragma: no cover - the test extra installs mteb
+        raise ImportError(f"tierank.mteb.install needs MTEB: {install_hint('mteb')}") from None
+    uninstall()
+    tag = {"version": tierank_version, "ties": ties}
+    _set(retrieval_metrics, "pytrec_eval", tierank_pytrec_eval.as_module(ties=ties,
+                                                                         trec_eval_version=trec_eval_version))
+    originals = {name: retrieval_metrics.__dict__[name] for name in _METRICS}
+    for name, function in _METRICS.items():
+        bound = _bind(function, ties)
+        for module in [m for key, m in list(sys.modules.items()) if key.split(".")[0] == "mteb" and m]:
+            if module.__dict__.get(name) is originals[name]:
+                _set(module, name, bound)
+
+    evaluate_subset = AbsTaskRetrieval.__dict__["_evaluate_subset"]
+
+    def _evaluate_subset(self: Any, *args: Any, **kwargs: Any) -> Any:
+        scores = evaluate_subset(self, *args, **kwargs)
+        return {**scores, TAG: dict(tag)}
+
+    load_task_result = ResultCache.__dict__["load_task_result"]
+
+    def _load_task_result(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = load_task_result(self, *args, **kwargs)
+        # a cached result of another tie mode (or MTEB's own) counts as missing: never merged with these
+        return result if result is None or tie_mode(result) == ties else None
+
+    _set(AbsTaskRetrieval, "_evaluate_subset", _evaluate_subset)
+    _set(ResultCache, "load_task_result", _load_task_result)
+
+
+def _bind(function: Any, ties: str) -> Any:
+    def metric(qrels: Any, results: Any, k_values: Any) -> Any:
+        return function(qrels, results, k_values, ties=ties)
+    metric.__name__ = metric.__qualname__ = function.__name__
+    metric.__doc__ = f"tierank's {function.__name__} (ties={ties!r}); see tierank.mteb.{function.__name__}"
+    return metric
+
+
+def uninstall() -> None:
+    """Restore MTEB's own scoring (nothing if :func:`install` was not called)."""
+    while _saved:
+        obj, name, value = _saved.pop()
+        setattr(obj, name, value)
+
+
+@contextlib.contextmanager
+def installed(ties: str = "expected", *, trec_eval_version: int = 9) -> Iterator[None]:
+    """:func:`install` for the ``with`` block, then :func:`uninstall`.
+
+    Examples
+    --------
+    >>> import tierank.mteb
+    >>> from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
+    >>> with tierank.mteb.installed(ties="upper"):
+    ...     calculate_retrieval_scores({"q1": {"d1": 1.0, "d2": 1.0}}, {"q1": {"d2": 1}}, [1]).mrr
+    {'MRR@1': 1.0}
+    """
+    install(ties, trec_eval_version=trec_eval_version)
+    try:
+        yield
+    finally:
+        uninstall()
+
