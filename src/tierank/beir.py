@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -396,9 +397,14 @@ def install(ties: str = "expected") -> None:
     """
     check_mode(ties)
     try:
-        from beir.retrieval import custom_metrics, evaluation
+        import beir.retrieval.custom_metrics
+        import beir.retrieval.evaluation
     except ImportError:   # pragma: no cover - the test extra installs beir
         raise ImportError(f"tierank.beir.install needs BEIR: {install_hint('beir')}") from None
+    # the modules a later `from beir.retrieval.evaluation import ...` gets (sys.modules, not attributes of
+    # the package, which may hold an older copy of a module that was imported again)
+    evaluation = sys.modules["beir.retrieval.evaluation"]
+    custom_metrics = sys.modules["beir.retrieval.custom_metrics"]
     uninstall()
 
     def bound(name: str) -> Any:

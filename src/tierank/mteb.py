@@ -206,12 +206,13 @@ def install(ties: str = "expected", *, trec_eval_version: int = 9) -> None:
     check_trec_eval_version(trec_eval_version)
     try:
         import mteb  # noqa: F401  (loads the tasks, some of which import the metrics by name)
-        from mteb._evaluators import retrieval_metrics
+        import mteb._evaluators.retrieval_metrics
         from mteb.abstasks.retrieval import AbsTaskRetrieval
         from mteb.cache import ResultCache
     except ImportError:   # pragma: no cover - the test extra installs mteb
         raise ImportError(f"tierank.mteb.install needs MTEB: {install_hint('mteb')}") from None
     uninstall()
+    retrieval_metrics = sys.modules["mteb._evaluators.retrieval_metrics"]
     tag = {"version": tierank_version, "ties": ties}
     _set(retrieval_metrics, "pytrec_eval", tierank_pytrec_eval.as_module(ties=ties,
                                                                          trec_eval_version=trec_eval_version))
