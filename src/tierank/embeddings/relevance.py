@@ -5,7 +5,7 @@
   a set, list or tuple gives grade 1 to each);
 * a scipy sparse matrix or a dense array ``(n_queries, n_corpus)``;
 * class labels (``query_labels=`` / ``corpus_labels=``, as :func:`tierank.evaluate_codes` takes them),
-  turned into grades block by block (:func:`tierank.hashing.labels.make_grader`).
+  turned into grades block by block (``tierank.hashing.labels.make_grader``).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class Relevance:
 
     def block(self, rows: slice) -> BlockGrades:
         """The grades of queries ``rows`` as level indices tile by tile (for the counting of Hamming
-        distances, :func:`tierank.hashing.histogram.block_histogram`)."""
+        distances, ``tierank.hashing.histogram.block_histogram``)."""
         if self.grader is not None:
             return self.grader.block(rows)
         return SparseBlockGrades(self, rows)

@@ -7,7 +7,7 @@ never because of a kernel's summation order (docs/maths.md, "Exact scores of emb
   provably exact (``dim * max|a| * max|b| <= 2**24``: every partial sum is an integer float32 holds),
   else a float64 GEMM (exact below ``2**53``).
 * **bits** (``binary``, ``ubinary``): minus the Hamming distance (XOR and popcount,
-  :mod:`tierank.hashing.distance`). Dot and cosine of the +-1 vectors the bits stand for are
+  ``tierank.hashing.distance``). Dot and cosine of the +-1 vectors the bits stand for are
   ``nbits - 2 * hamming`` and that over ``nbits``: the same order, so the same key.
 * **integer cosine**: ``dot / |c|`` orders a query's items as the cosine does (``|q|`` is one constant
   per query). It is compared exactly: as ``sign(dot) * dot**2 / |c|**2``, a rational of integers, where
@@ -108,7 +108,7 @@ def _max_abs(x: np.ndarray) -> int:
 
 
 class Scorer:
-    """Exact keys (higher is better) of queries against a corpus, both :class:`Encoded`.
+    """Exact keys (higher is better) of queries against a corpus, both ``tierank.embeddings.quantize.Encoded``.
 
     ``mode``: ``"bits"`` (minus Hamming distance, int64), ``"int"`` (integer dot, int64), ``"ratio"``
     (integer cosine: exact ranks per row, int64) or ``"float"`` (rounded exact dot, float64).

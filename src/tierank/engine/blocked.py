@@ -741,8 +741,8 @@ def _anchored_window(counts: np.ndarray, tops: list[np.ndarray], k: int) -> np.n
 def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, index: Any, k: int | None = None,
                                 block_size: int | None = None, memory: int = DEFAULT_MEMORY,
                                 progress: bool | None = None, user_bounds: bool = False,
-                                reference: Results | None = None, describe: dict | None = None,
-                                rescorer: Any = None, candidates: int | None = None) -> Results:
+                                reference: EmbeddingResults | None = None, describe: dict | None = None,
+                                rescorer: Any = None, candidates: int | None = None) -> EmbeddingResults:
     """Evaluate embeddings (see :func:`tierank.evaluate_embeddings`) a block of queries at a time.
 
     ``scorer`` (:class:`tierank.embeddings.scores.Scorer`) gives exact keys tile by tile; ``relevance``
@@ -794,7 +794,10 @@ def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, i
             if tops is not None:
                 for c, v in _top_tie_mass(tops, cutoffs, n_c).items():
                     masses[c].append(v)
-            ranked = counts if k is None or k >= n_c else _anchored_window(counts, tops, int(k))
+            ranked = counts
+            if k is not None and k < n_c:
+                assert tops is not None   # kept up to kmax >= k
+                ranked = _anchored_window(counts, tops, int(k))
             stats = TieStats.from_histogram(ranked, levels, judged_counts=counts if ranked is not counts else None)
             return TieOrderings(stats), np.arange(r0, r1)
     else:
@@ -809,6 +812,7 @@ def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, i
             grades = relevance.dense(slice(r0, r1))
             valid = None
             if rescorer is not None:   # two stages: the first one's candidates, scored by the second
+                assert candidates is not None
                 valid = window(keys, candidates)
                 keys = rescorer.row_keys(slice(r0, r1))
             for c, v in tie_mass(keys, cutoffs, valid).items():
