@@ -363,3 +363,39 @@ def test_errors_on_arrays():
         tierank.evaluate_embeddings(q, c[:0], rel, ["AP"])
     with pytest.raises(tierank.InputError, match="queries in 'binary' against a corpus in 'int8'"):
         tierank.evaluate_embeddings(q, c, rel, ["AP"], precision="int8", query_precision="binary")
+
+
+# -- the score kernels themselves, against exact sums ----------------------------------------------------------
+
+@given(st.integers(0, 10 ** 6), st.sampled_from(["float32", "float16", "bfloat16"]), st.sampled_from(["dot", "cosine"]))
+@settings(max_examples=40, deadline=None)
+def test_float_scores_are_the_exact_sum_rounded_once(seed, precision, similarity):
+    # values with few significant bits and mixed scales: exact sums land on rounding midpoints of the
+    # precision often, and tiny terms sit below float64's last place of the large ones
+    from tierank.embeddings import Scorer, encode
+
+    rng = np.random.default_rng(seed)
+    scale = 2.0 ** rng.choice([0, -3, -9, -30, -60], size=(2, 6))
+    q = rng.integers(-15, 16, size=(3, 6)) * scale[0]
+    c = rng.integers(-15, 16, size=(9, 6)) * scale[1]
+    scorer = Scorer(encode(q, precision, "q"), encode(c, precision, "c"), similarity)
+    got = scorer.row_keys(slice(0, 3))
+    want = float_keys(q, c, precision, similarity)
+    assert np.array_equal(got, want)
+    assert np.array_equal(scorer.pair_keys(np.array([0, 2]), np.array([5, 8])), want[[0, 2], [5, 8]])
+
+
+@given(st.lists(st.tuples(st.integers(-40, 40), st.integers(0, 3)), min_size=1, max_size=30))
+@settings(max_examples=60, deadline=None)
+def test_integer_cosine_ranks_are_exact(pairs):
+    # dot products and squared norms of multiples of a few directions: many exact ties, and near ties
+    from tierank.embeddings.scores import ratio_ranks
+
+    dirs = [(3, 4), (6, 8), (5, 5), (7, 1)]
+    q = np.array([2, 1])
+    vecs = [np.array(dirs[d]) * m + (m % 3 == 0) for m, d in pairs]
+    dot = np.array([int(q @ v) for v in vecs])
+    norm2 = np.array([int(v @ v) for v in vecs])
+    got = ratio_ranks(dot, norm2)
+    exact = [Fraction(int(np.sign(d)) * int(d) ** 2, int(n)) if n else Fraction(0) for d, n in zip(dot, norm2)]
+    assert got.tolist() == ranks(exact)
