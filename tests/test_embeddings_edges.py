@@ -401,3 +401,19 @@ def test_integer_cosine_ranks_are_exact(pairs):
     got = ratio_ranks(dot, norm2)
     exact = [Fraction(int(np.sign(d)) * int(d) ** 2, int(n)) if n else Fraction(0) for d, n in zip(dot, norm2)]
     assert got.tolist() == ranks(exact)
+
+
+def test_large_corpus_counted_equals_the_matrix_evaluation():
+    # 20,000 items: the counted path merges the items of grade 0 between anchors into bins of thousands;
+    # every measure (ERR's tie recurrence included, which skips ties without a positive grade) must give
+    # the values of evaluate_matrix on the same exact integer scores
+    rng = np.random.default_rng(3)
+    q = rng.integers(-128, 128, size=(3, 16), dtype=np.int8)
+    c = rng.integers(-4, 5, size=(20000, 16), dtype=np.int8)        # small values: many exact ties
+    rel = {i: {int(j): int(rng.integers(1, 4)) for j in rng.choice(20000, 8, replace=False)} for i in range(3)}
+    measures = ["ERR", "AP", "nDCG@10", "RBP", "Bpref", "R@100"]
+    got = tierank.evaluate_embeddings(q, c, rel, measures, similarity="dot", precision="int8", bounds=True)
+    scores = q.astype(np.int64) @ c.astype(np.int64).T
+    want = tierank.evaluate_matrix(dense(rel, 3, 20000), scores=scores, measures=measures, bounds=True)
+    for frame in ("per_query", "lower", "upper"):
+        assert np.allclose(getattr(got, frame).to_numpy(), getattr(want, frame).to_numpy(), rtol=1e-12, atol=1e-15)
