@@ -854,14 +854,26 @@ def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, i
         step = block_rows(n_c, topk=plan is not None, ties=opts.ties, bounds=True, block_size=block_size,
                           memory=memory)
 
+        # keys are computed for several blocks at once (a GEMM, not one matrix-vector product per query)
+        key_step = max(1, min(64, memory // 4 // max(1, n_c * 8)) // step) * step
+        cache: dict[str, Any] = {"start": -1}
+
+        def keys_of(r0: int, r1: int) -> tuple[np.ndarray, np.ndarray | None]:
+            k0 = r0 - r0 % key_step
+            if cache["start"] != k0:
+                rows = slice(k0, min(k0 + key_step, n_q))
+                keys, valid = scorer.row_keys(rows), None
+                if rescorer is not None:   # two stages: the first one's candidates, scored by the second
+                    assert candidates is not None
+                    valid = window(keys, candidates)
+                    keys = rescorer.row_keys(rows)
+                cache.update(start=k0, keys=keys, valid=valid)
+            v = cache["valid"]
+            return cache["keys"][r0 - k0:r1 - k0], None if v is None else v[r0 - k0:r1 - k0]
+
         def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
-            keys = scorer.row_keys(slice(r0, r1))
+            keys, valid = keys_of(r0, r1)
             grades = relevance.dense(slice(r0, r1))
-            valid = None
-            if rescorer is not None:   # two stages: the first one's candidates, scored by the second
-                assert candidates is not None
-                valid = window(keys, candidates)
-                keys = rescorer.row_keys(slice(r0, r1))
             for c, v in tie_mass(keys, cutoffs, valid).items():
                 masses[c].append(v)
             counted = None
