@@ -49,6 +49,7 @@ import numpy as np
 from .._progress import ProgressBar
 from ..data.numbers import exact_float64, inexact_problem
 from ..data.ranked import RankedLists
+from ..embedding_results import EmbeddingResults, build_audit
 from ..errors import InputError, TierankWarning
 from ..hashing.distance import block_distances
 from ..hashing.histogram import apply_threshold, block_histogram, histogram_stats
@@ -59,7 +60,7 @@ from ..ties.policy import BOUND_MODES, FIXED_ORDER_MODES, ORDER_FREE_MODES, TieO
 from .core import QueryValues, evaluate_stats
 from .options import Options, check_positive
 
-__all__ = ["evaluate_matrix_blocked", "evaluate_codes_blocked", "evaluate_blocks", "rank_rows", "topk_plan",
+__all__ = ["evaluate_matrix_blocked", "evaluate_codes_blocked", "evaluate_embeddings_blocked", "evaluate_blocks", "rank_rows", "topk_plan",
            "block_rows", "DEFAULT_MEMORY"]
 
 #: working memory of one block, in bytes (the block size is derived from it)
@@ -291,12 +292,13 @@ def histogram_rows(raw_grades: np.ndarray, keys: np.ndarray, valid: np.ndarray |
 
 def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, row0: int, n_cols: int, *,
               plan: tuple[int, float | None] | None, ties: str, seed: int,
-              judged: np.ndarray | None = None) -> tuple[RankedLists | None, np.ndarray]:
+              judged: np.ndarray | None = None, judge_all: bool = False) -> tuple[RankedLists | None, np.ndarray]:
     """Ranked lists of a block of rows: float64 ``grades`` and higher-is-better ``keys`` (int64 or float64,
     from :func:`keys_higher_better`), both (B, n).
 
     ``plan`` (from :func:`topk_plan`) selects the top-k path; ``judged`` (default ``grades``) holds the
-    grades R and the ideal DCG come from. Returns ``(ranked, labels)``: the global row numbers of the
+    grades R and the ideal DCG come from: the ``valid`` entries of a row, or with ``judge_all`` all of
+    them (the items ``valid`` leaves out are then judged but not retrieved). Returns ``(ranked, labels)``: the global row numbers of the
     non-empty rows (None when every row is empty).
     """
     n_rows = grades.shape[0]
@@ -343,7 +345,9 @@ def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, ro
     counts = counts[keep_rows]
     qptr = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=qptr[1:])
-    judged_vals = judged.ravel() if valid is None else judged[valid]
+    judged_vals = judged[keep_rows].ravel() if valid is None or judge_all else judged[valid]
+    if judge_all:
+        lengths = np.full(n_rows, n_cols, dtype=np.int64)
     judged_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(lengths[keep_rows], out=judged_ptr[1:])
     flat = (r_idx.astype(np.int64) + row0) * n_cols + c_idx
@@ -559,3 +563,343 @@ def evaluate_codes_blocked(qw: np.ndarray, dw: np.ndarray, nbits: int, grader: A
     bar.close()
     return CodeResults(**_frames(values, opts, pd.RangeIndex(n_q, name="query")), average=average,
                        query_class=grader.query_class)
+
+
+# -- embeddings ---------------------------------------------------------------------------------------
+
+def tie_mass(keys: np.ndarray, cutoffs: list[int], valid: np.ndarray | None = None) -> dict[int, np.ndarray]:
+    """Per row of exact ``keys`` (higher is better) and cutoff ``k``: the number of items of the tie
+    holding rank ``k`` that fall beyond rank ``k`` (0 when no tie straddles it, or ``k >= n``). ``valid``:
+    the items ranked (the others are not retrieved)."""
+    n_rows, n = keys.shape
+    out = {k: np.zeros(n_rows, dtype=np.int64) for k in cutoffs}
+    inside = [k for k in cutoffs if k < n]
+    if not inside:
+        return out
+    if valid is not None:
+        keys = np.where(valid, keys, _worst(keys))
+    part = np.partition(keys, [n - k for k in inside], axis=1)
+    n_valid = None if valid is None else valid.sum(axis=1)
+    for k in inside:
+        kth = part[:, n - k][:, None]          # the k-th best key of each row
+        eq = keys == kth
+        if valid is not None:
+            eq &= valid
+        out[k] = (keys > kth).sum(axis=1) + eq.sum(axis=1) - k
+        if n_valid is not None:
+            out[k][n_valid <= k] = 0
+    return out
+
+
+def window(keys: np.ndarray, k: int) -> np.ndarray:
+    """The items of each row whose key is at least its ``k``-th best (the boundary tie whole)."""
+    n = keys.shape[1]
+    if k >= n:
+        return np.ones(keys.shape, dtype=bool)
+    kth = np.partition(keys, n - k, axis=1)[:, n - k]
+    return keys >= kth[:, None]
+
+
+def _integer_grades(g: np.ndarray) -> np.ndarray:
+    """Grades as int64 when they are small integers (the counting path needs them), else as they are."""
+    if g.size and np.all(g == np.floor(g)) and g.max() <= _HIST_MAX_LEVELS:
+        return g.astype(np.int64)
+    return g
+
+
+def window_counts(counts: np.ndarray, k: int) -> np.ndarray:
+    """``counts[q, bin, level]`` whose bins are ties, best first, cut to the top ``k`` of each query with
+    the tie holding rank ``k`` kept whole (the bins after it emptied)."""
+    total = counts.sum(axis=2)
+    start = np.cumsum(total, axis=1) - total
+    return counts * (start < k)[:, :, None]
+
+
+def histogram_tie_mass(counts: np.ndarray, cutoffs: list[int]) -> dict[int, np.ndarray]:
+    """:func:`tie_mass` from ``counts[q, bin, level]`` whose bins are ties, best first."""
+    cum = np.cumsum(counts.sum(axis=2), axis=1)
+    out = {}
+    for k in cutoffs:
+        b = np.minimum((cum < k).sum(axis=1), cum.shape[1] - 1)   # the bin holding rank k
+        end = cum[np.arange(len(cum)), b]
+        out[k] = np.where(end > k, end - k, 0)
+    return out
+
+
+class _Anchors:
+    """The distinct keys of each query's graded items (its anchors), ascending, padded with +inf.
+
+    ``approx``: each graded item's key as a float; ``exact``: None when those are exact, else their exact
+    values (fractions, for the integer cosine), which decide every comparison closer than ``slack`` (per
+    query) in floats."""
+
+    def __init__(self, approx: np.ndarray, exact: list | None, rows: np.ndarray, n_rows: int,
+                 slack: np.ndarray | None) -> None:
+        if exact is None:
+            order = np.lexsort((approx, rows))
+            same = (approx[order][1:] == approx[order][:-1])
+        else:
+            order = np.array(sorted(range(len(rows)), key=lambda i: (rows[i], exact[i])), dtype=np.int64)
+            same = np.array([exact[a] == exact[b] for a, b in zip(order[1:], order[:-1])], dtype=bool)
+        r = rows[order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = ~same | (r[1:] != r[:-1])
+        order, r = order[new], r[new]
+        self.m = np.bincount(r, minlength=n_rows)
+        width = max(1, int(self.m.max(initial=0)))
+        self.values = np.full((n_rows, width), np.inf)
+        first = np.concatenate(([0], np.cumsum(self.m)[:-1]))
+        col = np.arange(len(order)) - first[r]
+        self.values[r, col] = approx[order]
+        self.exact = None
+        if exact is not None:
+            self.exact = np.empty((n_rows, width), dtype=object)
+            self.exact[r, col] = [exact[i] for i in order]
+        self.slack = slack
+        self.lowest = self.values[:, 0]            # +inf for a query with no graded item
+
+    def bins(self, rows: np.ndarray, keys: np.ndarray, exact: Callable[[np.ndarray], list] | None) -> np.ndarray:
+        """The bin of each key (of query ``rows``): 2a for a key strictly between anchors with ``a``
+        anchors above it, 2a + 1 for a key equal to the anchor below ``a`` others (bins best first).
+        ``exact(i)``: the exact values of keys ``i``, for the comparisons floats cannot decide."""
+        a = self.values[rows]
+        lt = a < keys[:, None]
+        le = a <= keys[:, None]
+        if self.exact is not None and self.slack is not None and exact is not None:
+            i, j = np.nonzero(np.abs(a - keys[:, None]) <= self.slack[rows][:, None])
+            if len(i):   # too close for floats: the exact values decide
+                v, ae = exact(i), self.exact[rows[i], j]
+                lt[i, j] = [x < y for x, y in zip(ae, v)]
+                le[i, j] = [x <= y for x, y in zip(ae, v)]
+        below, upto = lt.sum(axis=1), le.sum(axis=1)
+        return 2 * (self.m[rows] - upto) + (upto - below)
+
+
+def anchored_counts(scorer: Any, relevance: Any, rows: slice, kmax: int | None, tile_cols: int
+                    ) -> tuple[np.ndarray, np.ndarray, list[list] | None]:
+    """Tie statistics of a block of queries against the whole corpus without ranking it.
+
+    Every measure depends on a ranking only through the grades in it, so the items of grade 0 between
+    two consecutive keys of graded items (the query's anchors) are interchangeable: they can be counted
+    as one bin. With anchors ``u_1 > ... > u_m``, the bins are ``> u_1``, ``== u_1``, ``(u_2, u_1)``,
+    ``== u_2``, ..., ``< u_m`` (2m + 1 of them): ties stay whole (a tie holding a graded item is an
+    ``==`` bin) and merging ties of grade 0 changes no measure in any tie mode that does not order items
+    by their position in the corpus. The corpus is scored tile by tile, and only the keys at or above the
+    lowest anchor are placed; the others fall in the last bin. Keys are exact (``scorer.approx``: exact
+    floats), or floats whose comparisons closer than ``scorer.slack`` are decided by exact values (the
+    integer cosine).
+
+    ``kmax``: also keep, per query, every key at or above its ``kmax``-th best (the boundary tie whole),
+    for the tie mass and the top-k window. Returns ``(counts[q, bin, level], levels, the top keys of
+    each query, best first, as exact values)``.
+    """
+    n_rows, n_c = rows.stop - rows.start, scorer.n_corpus
+    r_rel, c_rel, g_rel = relevance.entries(rows)
+    slack = scorer.slack(rows)                      # None: the floats are exact
+    a_raw = scorer.pair_keys(rows.start + r_rel, c_rel)
+    a_exact = None if slack is None else scorer.exact_values(a_raw, c_rel)
+    anchors = _Anchors(scorer.approx(a_raw, c_rel), a_exact, r_rel, n_rows, slack)
+    n_bins = 2 * anchors.values.shape[1] + 1
+    totals = np.zeros(n_rows * n_bins, dtype=np.int64)
+    last_bin = np.arange(n_rows) * n_bins + 2 * anchors.m
+    margin = np.zeros(n_rows) if slack is None else slack
+    tau = np.full(n_rows, -np.inf)                 # keys below tau are not among a query's kmax best
+    top_r, top_v, top_raw, top_c = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0),
+                                    np.zeros(0, dtype=np.int64))
+    for c0 in range(0, n_c, tile_cols):             # loop over tiles of the corpus
+        c1 = min(c0 + tile_cols, n_c)
+        cols = slice(c0, c1)
+        raw = scorer.tile(rows, cols)
+        tile = scorer.approx(raw, cols)
+        if kmax is not None and c0 == 0 and kmax < c1:   # a first tau: the first tile's kmax-th best keys
+            tau = np.partition(tile, c1 - kmax, axis=1)[:, c1 - kmax].astype(np.float64)
+        floor = (np.minimum(anchors.lowest, tau) if kmax is not None else anchors.lowest) - margin
+        # anchors and tau are values of the tile's dtype (exact integers, or floats of the precision)
+        r, c = np.nonzero(tile >= floor[:, None].astype(tile.dtype))
+        v = tile[r, c]
+        v_raw = raw[r, c] if raw is not tile else v
+
+        def exact(i: np.ndarray) -> list:
+            return scorer.exact_values(v_raw[i], c[i] + c0)
+        placed = np.bincount(r, minlength=n_rows)
+        totals[last_bin] += (c1 - c0) - placed
+        totals += np.bincount(r * n_bins + anchors.bins(r, v.astype(np.float64), exact), minlength=len(totals))
+        if kmax is not None:   # the running top kmax of each query, boundary tie whole
+            keep = v >= tau[r] - margin[r]
+            top_r = np.concatenate([top_r, r[keep]])
+            top_v = np.concatenate([top_v, v[keep].astype(np.float64)])
+            top_raw = np.concatenate([top_raw, v_raw[keep].astype(np.float64)])
+            top_c = np.concatenate([top_c, c[keep] + c0])
+            order = np.lexsort((-top_v, top_r))
+            top_r, top_v, top_raw, top_c = top_r[order], top_v[order], top_raw[order], top_c[order]
+            first = np.searchsorted(top_r, np.arange(n_rows))
+            count = np.bincount(top_r, minlength=n_rows)
+            full = count >= kmax
+            tau = np.where(full, top_v[np.minimum(first + kmax - 1, len(top_v) - 1)] if len(top_v) else -np.inf,
+                           -np.inf)
+            keep = top_v >= tau[top_r] - margin[top_r]
+            top_r, top_v, top_raw, top_c = top_r[keep], top_v[keep], top_raw[keep], top_c[keep]
+    levels = np.unique(np.concatenate(([0.0], g_rel)))
+    counts = np.zeros((n_rows, n_bins, len(levels)), dtype=np.int64)
+    counts[:, :, 0] = totals.reshape(n_rows, n_bins)
+    a_approx = scorer.approx(a_raw, c_rel).astype(np.float64)
+    rel_bins = anchors.bins(r_rel, a_approx, None if a_exact is None else lambda i: [a_exact[j] for j in i])
+    lev = np.searchsorted(levels, g_rel)
+    np.add.at(counts, (r_rel, rel_bins, lev), 1)
+    np.subtract.at(counts, (r_rel, rel_bins, np.zeros_like(lev)), 1)
+    tops = None
+    if kmax is not None:
+        bounds = np.searchsorted(top_r, np.arange(n_rows + 1))
+        tops = []
+        for i in range(n_rows):   # each query's few top keys, exact, best first
+            lo, hi = bounds[i], bounds[i + 1]
+            if slack is None:
+                tops.append(list(top_v[lo:hi]))
+            else:
+                tops.append(sorted(scorer.exact_values(top_raw[lo:hi], top_c[lo:hi]), reverse=True))
+    return counts, levels, tops
+
+
+def _top_tie_mass(tops: list[list], cutoffs: list[int], n: int) -> dict[int, np.ndarray]:
+    out = {}
+    for k in cutoffs:
+        mass = np.zeros(len(tops), dtype=np.int64)
+        if k < n:
+            for i, t in enumerate(tops):   # loop over queries: their few top keys
+                kth = t[k - 1]
+                mass[i] = sum(1 for x in t if x >= kth) - k
+        out[k] = mass
+    return out
+
+
+def _anchored_window(counts: np.ndarray, tops: list[list], k: int) -> np.ndarray:
+    """Anchored ``counts`` cut to the items at or above each query's ``k``-th best key (the tie whole).
+    A bin cut in two is a gap of grade 0 between anchors: its first items are kept."""
+    retained = np.array([sum(1 for x in t if x >= t[min(k, len(t)) - 1]) for t in tops])
+    total = counts.sum(axis=2)
+    start = np.cumsum(total, axis=1) - total
+    kept = np.clip(retained[:, None] - start, 0, total)
+    out = counts * (kept == total)[:, :, None]
+    partial = (kept > 0) & (kept < total)
+    out[partial, 0] = kept[partial]
+    return out
+
+
+def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, index: Any, k: int | None = None,
+                                block_size: int | None = None, memory: int = DEFAULT_MEMORY,
+                                progress: bool | None = None, user_bounds: bool = False,
+                                reference: EmbeddingResults | None = None, describe: dict | None = None,
+                                rescorer: Any = None, candidates: int | None = None) -> EmbeddingResults:
+    """Evaluate embeddings (see :func:`tierank.evaluate_embeddings`) a block of queries at a time.
+
+    ``scorer`` (:class:`tierank.embeddings.scores.Scorer`) gives exact keys tile by tile; ``relevance``
+    (:class:`tierank.embeddings.relevance.Relevance`) the grades. Three ways to the tie statistics of a
+    block, the same values whatever the block size:
+
+    * **counted** (``ties`` not a fixed order): binary embeddings by per-query histograms of (Hamming
+      distance, grade), as :func:`evaluate_codes_blocked` counts them; integer and float scores by
+      :func:`anchored_counts` (no sort, the corpus in tiles, memory per query independent of the corpus
+      size);
+    * **ranked** (the fixed orders ``input``, ``trec_eval``, ``random``; relevance from labels; two
+      stages): the whole row of keys, ranked as :func:`evaluate_matrix_blocked` ranks a block, through
+      the @k window when every measure has a cutoff.
+
+    ``k``: each query retrieves its top ``k`` (boundary tie whole); the other items are judged but not
+    retrieved. Two stages: ``rescorer`` (another Scorer) scores the first stage's top ``candidates``
+    (boundary tie whole), which make the ranking. ``opts`` must have ``bounds=True``: the tie audit needs
+    them; ``user_bounds`` says whether the result shows them.
+    """
+    n_q, n_c = scorer.n_queries, scorer.n_corpus
+    cutoffs = sorted({m.cutoff for m in opts.distinct if m.cutoff is not None} | ({int(k)} if k is not None else set()))
+    kmax = max(cutoffs) if cutoffs else None
+    path = "ranked"
+    if rescorer is None and opts.ties in ORDER_FREE_MODES:
+        if scorer.mode == "bits":
+            path = "histogram"
+        elif relevance.sparse:
+            path = "anchored"
+    bar = ProgressBar(progress, n_q, "queries", "query")
+    masses: dict[int, list[np.ndarray]] = {c: [] for c in cutoffs}
+
+    if path == "histogram":
+        step = block_size or max(1, memory // ((scorer.q.nbits + 1) * 8 * 4 * 4))
+
+        def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
+            bg = relevance.block(slice(r0, r1))
+            counts = block_histogram(scorer.q.words[r0:r1], scorer.c.words, scorer.q.nbits, bg)
+            for c, v in histogram_tie_mass(counts, cutoffs).items():
+                masses[c].append(v)
+            ranked = counts if k is None else window_counts(counts, int(k))
+            stats = histogram_stats(ranked, bg.levels, judged_counts=counts if ranked is not counts else None)
+            return TieOrderings(stats), np.arange(r0, r1)
+    elif path == "anchored":
+        step = block_size or 256
+        tile_cols = 1024 if scorer.mode == "float" else 8192
+
+        def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
+            counts, levels, tops = anchored_counts(scorer, relevance, slice(r0, r1), kmax, tile_cols)
+            if tops is not None:
+                for c, v in _top_tie_mass(tops, cutoffs, n_c).items():
+                    masses[c].append(v)
+            ranked = counts
+            if k is not None and k < n_c:
+                assert tops is not None   # kept up to kmax >= k
+                ranked = _anchored_window(counts, tops, int(k))
+            stats = TieStats.from_histogram(ranked, levels, judged_counts=counts if ranked is not counts else None)
+            return TieOrderings(stats), np.arange(r0, r1)
+    else:
+        plan = (int(k), None) if k is not None else topk_plan(opts.distinct)
+        if plan is not None and plan[0] >= n_c:
+            plan = None
+        step = block_rows(n_c, topk=plan is not None, ties=opts.ties, bounds=True, block_size=block_size,
+                          memory=memory)
+
+        # keys are computed for several blocks at once (a GEMM, not one matrix-vector product per query)
+        key_step = max(1, min(64, memory // 4 // max(1, n_c * 8)) // step) * step
+        cache: dict[str, Any] = {"start": -1}
+
+        def keys_of(r0: int, r1: int) -> tuple[np.ndarray, np.ndarray | None]:
+            k0 = r0 - r0 % key_step
+            if cache["start"] != k0:
+                rows = slice(k0, min(k0 + key_step, n_q))
+                keys, valid = scorer.row_keys(rows), None
+                if rescorer is not None:   # two stages: the first one's candidates, scored by the second
+                    assert candidates is not None
+                    valid = window(keys, candidates)
+                    keys = rescorer.row_keys(rows)
+                cache.update(start=k0, keys=keys, valid=valid)
+            v = cache["valid"]
+            return cache["keys"][r0 - k0:r1 - k0], None if v is None else v[r0 - k0:r1 - k0]
+
+        def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
+            keys, valid = keys_of(r0, r1)
+            grades = relevance.dense(slice(r0, r1))
+            for c, v in tie_mass(keys, cutoffs, valid).items():
+                masses[c].append(v)
+            counted = None
+            if opts.ties in ORDER_FREE_MODES and plan is None and valid is None:
+                counted = histogram_rows(_integer_grades(grades), keys, None)
+            if counted is not None:   # integer keys of small range: count, no sort
+                stats, keep = counted
+                return TieOrderings(stats), np.arange(r0, r1)[keep]
+            ranked, rows = rank_rows(grades, keys, valid, r0, n_c, plan=plan, ties=opts.ties, seed=opts.seed,
+                                     judge_all=True)
+            assert ranked is not None   # every query is ranked against the whole (non-empty) corpus
+            return TieOrderings.from_ranked(ranked, opts.seed), rows
+
+    def blocks() -> Iterator[tuple[TieOrderings, np.ndarray]]:
+        for r0 in range(0, n_q, step):  # loop over blocks of queries
+            r1 = min(r0 + step, n_q)
+            yield block(r0, r1)
+            bar.update(r1 - r0)
+
+    values = evaluate_blocks(blocks(), opts, "query")
+    bar.close()
+    frames = _frames(values, opts, index)
+    tie_masses = {c: np.concatenate(v) if v else np.zeros(0, np.int64) for c, v in masses.items()}
+    lower, upper = frames["lower"], frames["upper"]
+    if not user_bounds:
+        frames["lower"] = frames["upper"] = None
+    res = EmbeddingResults(**frames, **(describe or {}))
+    res.audit = build_audit(res.per_query, lower, upper, res.mean, tie_masses, reference, res._aggregate)
+    return res

@@ -86,6 +86,7 @@ def expected_reciprocal_rank(g: TieStats, m: Measure) -> np.ndarray:
     p_first = np.concatenate(([0], np.cumsum(p_count)))[:-1]
     contrib = np.zeros(len(groups))
     order = np.argsort(s[groups], kind="stable")
+    order = order[p_count[order] > 0]   # a tie with no positive grade adds exactly 0 (its ē stays 1): skipped
     s_sorted = s[groups][order]
     start = 0
     while start < order.size:  # batches of groups sorted by s: rows x (s + 1) cells stay bounded
