@@ -1,0 +1,371 @@
+"""sentence-transformers' ``InformationRetrievalEvaluator``, exact when scores tie.
+
+``from tierank.sentence_transformers import InformationRetrievalEvaluator`` in place of
+``from sentence_transformers.evaluation import InformationRetrievalEvaluator``: the same constructor
+arguments, the same output keys in the same order (``{name}_{score function}_ndcg@10``, ...), the same
+``primary_metric``, CSV file and model-card entry, so it drops into ``model.evaluate(evaluator)``,
+``SentenceTransformerTrainer(evaluator=...)`` and ``SequentialEvaluator``. It is a subclass of the original
+(itself a ``BaseEvaluator``), so code that checks ``isinstance(evaluator, InformationRetrievalEvaluator)``
+(the model card does) treats it as one.
+
+What changes is how the values are computed. The original keeps, chunk by chunk, the top
+``max(k)`` corpus entries of each query (``torch.topk``) and breaks ties by corpus id; here every corpus
+entry is ranked, and a measure's value is its exact mean over every ordering of the tied entries
+(``ties="expected"``), or the exact minimum / maximum (``"lower"``, ``"upper"``):
+
+* the model's cosine or dot similarity (and ``sentence_transformers.util.cos_sim`` / ``dot_score`` given in
+  ``score_functions``): the scores are computed exactly in the chosen ``precision`` (each one rounding of
+  the exact value), so the ties are the real ties of that precision;
+* any other score function (a callable, e.g. Euclidean or Manhattan): it is called as the original calls
+  it (all queries against one corpus chunk of ``corpus_chunk_size``), and its scores, taken as it returns
+  them, are ranked whole: every corpus entry whose score reaches a query's ``max(k)``-th best is kept (the
+  tie at the cut whole), so no tie is decided by the chunking or by ``torch.topk``.
+
+Measures (the original's definitions, each computed by a tierank measure): accuracy@k is ``Success@k``,
+precision@k ``P@k`` (hits / k), recall@k ``R@k``, mrr@k ``RR@k``, ndcg@k ``nDCG@k`` (binary gains, ideal DCG
+of min(k, R) relevant entries), map@k ``AP(denom='min_k_R')@k``; R counts every relevant id, in the corpus
+or not, as the original does.
+
+After the original's keys come the tie audit's, one set per score function: ``{score}_tie_dependent_share``
+(the share of queries where at least one measure depends on the order of tied entries: its exact minimum
+is below its maximum) and the exact bounds of the ndcg the primary metric uses
+(``{score}_ndcg@10_lower`` / ``_upper``). No original key ends so, so they cannot collide.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import install_hint
+
+try:
+    import torch
+    from sentence_transformers.sentence_transformer.evaluation import (
+        InformationRetrievalEvaluator as _OriginalEvaluator,
+    )
+    from sentence_transformers.util.quantization import quantize_embeddings
+    from sentence_transformers.util.similarity import cos_sim, dot_score
+    from tqdm import trange
+except ImportError:   # pragma: no cover - the extra is installed in the tests
+    raise ImportError("tierank.sentence_transformers needs sentence-transformers: "
+                      f"{install_hint('sentence-transformers')}") from None
+
+from .api import evaluate
+from .errors import InputError
+
+__all__ = ["InformationRetrievalEvaluator", "PRECISIONS", "TIES", "MEASURES"]
+
+logger = logging.getLogger(__name__)
+
+#: The ``precision=`` values: the embeddings' precision before scoring
+PRECISIONS = ("float32", "float16", "bfloat16", "int8", "uint8", "binary", "ubinary")
+#: The ``ties=`` values: the exact mean over tie orderings, or its exact minimum / maximum
+TIES = ("expected", "lower", "upper")
+#: ``{the original's metric name: (its constructor argument, the tierank measure at k)}``, in the order of
+#: the original's output keys
+MEASURES = {
+    "accuracy@k": ("accuracy_at_k", "Success@{}"),
+    "precision@k": ("precision_recall_at_k", "P@{}"),
+    "recall@k": ("precision_recall_at_k", "R@{}"),
+    "ndcg@k": ("ndcg_at_k", "nDCG@{}"),
+    "mrr@k": ("mrr_at_k", "RR@{}"),
+    "map@k": ("map_at_k", "AP(denom='min_k_R')@{}"),
+}
+# the score functions computed exactly by name (the others are called as callables)
+_NAMED = {cos_sim: "cosine", dot_score: "dot"}
+
+
+def _check_cutoffs(name: str, value: Any) -> list[int]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InputError(f"{name} must be a list of positive integers such as [1, 3, 5, 10], got {value!r}")
+    ks = list(value)
+    bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1]
+    if bad or not ks:
+        raise InputError(f"{name} must be a non-empty list of positive integers, got {value!r}")
+    return [int(k) for k in ks]
+
+
+class InformationRetrievalEvaluator(_OriginalEvaluator):
+    """sentence-transformers' ``InformationRetrievalEvaluator``, exact when scores tie.
+
+    Parameters
+    ----------
+    queries, corpus, relevant_docs, corpus_chunk_size, mrr_at_k, ndcg_at_k, accuracy_at_k, \
+precision_recall_at_k, map_at_k, show_progress_bar, batch_size, name, write_csv, truncate_dim, \
+score_functions, main_score_function, query_prompt, query_prompt_name, corpus_prompt, corpus_prompt_name, \
+write_predictions
+        As in sentence-transformers (same order, same defaults). ``relevant_docs`` maps a query id to its
+        relevant corpus ids (a set; a dict's keys); queries with none are left out, as in the original.
+    precision : {"float32", "float16", "bfloat16", "int8", "uint8", "binary", "ubinary"}, default="float32"
+        Keyword only. The precision the embeddings are scored in. int8 / uint8 take their ranges from the
+        corpus embeddings (queries are quantized with the corpus's ranges, as an index would); binary and
+        ubinary are the sign bits. The output keys do not change; the CSV file's name gets
+        ``_{precision}`` as sentence-transformers' ``EmbeddingSimilarityEvaluator`` names it.
+    ties : {"expected", "lower", "upper"}, default="expected"
+        Keyword only. The exact mean over all orderings of tied corpus entries, or its exact minimum or
+        maximum.
+
+    Attributes
+    ----------
+    results : dict
+        After a call: ``{score function name: tierank.Results}`` (per query values and their bounds),
+        the queries indexed by their position in ``queries_ids``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from tokenizers import Tokenizer, models, pre_tokenizers
+    >>> from sentence_transformers import SentenceTransformer
+    >>> from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+    >>> from tierank.sentence_transformers import InformationRetrievalEvaluator
+    >>> tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1, "b": 2, "c": 3}, unk_token="[UNK]"))
+    >>> tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    >>> weights = np.array([[0, 0], [1, 0], [0, 1], [0, 1]], dtype=np.float32)   # b and c: one vector
+    >>> model = SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_weights=weights)],
+    ...                             device="cpu")
+    >>> evaluator = InformationRetrievalEvaluator(
+    ...     {"q1": "b"}, {"d1": "a", "d2": "b", "d3": "c"}, {"q1": {"d2"}},
+    ...     accuracy_at_k=[1], precision_recall_at_k=[1], mrr_at_k=[3], ndcg_at_k=[3], map_at_k=[3])
+    >>> metrics = evaluator(model)
+    >>> metrics["cosine_accuracy@1"], metrics["cosine_mrr@3"]   # d2 and d3 tie: first or second
+    (0.5, 0.75)
+    >>> metrics["cosine_tie_dependent_share"], metrics["cosine_ndcg@3_lower"], metrics["cosine_ndcg@3_upper"]
+    (1.0, 0.6309297535714575, 1.0)
+    """
+
+    def __init__(
+        self,
+        queries: dict[str, Any],
+        corpus: dict[str, Any],
+        relevant_docs: dict[str, set[str]],
+        corpus_chunk_size: int = 50000,
+        mrr_at_k: list[int] = [10],   # noqa: B006 - the original's defaults, never mutated
+        ndcg_at_k: list[int] = [10],   # noqa: B006
+        accuracy_at_k: list[int] = [1, 3, 5, 10],   # noqa: B006
+        precision_recall_at_k: list[int] = [1, 3, 5, 10],   # noqa: B006
+        map_at_k: list[int] = [100],   # noqa: B006
+        show_progress_bar: bool = False,
+        batch_size: int = 32,
+        name: str = "",
+        write_csv: bool = True,
+        truncate_dim: int | None = None,
+        score_functions: dict[str, Callable[[Any, Any], Any]] | None = None,
+        main_score_function: Any = None,
+        query_prompt: str | None = None,
+        query_prompt_name: str | None = None,
+        corpus_prompt: str | None = None,
+        corpus_prompt_name: str | None = None,
+        write_predictions: bool = False,
+        *,
+        precision: str = "float32",
+        ties: str = "expected",
+    ) -> None:
+        if precision not in PRECISIONS:
+            raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if ties not in TIES:
+            raise InputError(f"ties must be one of {', '.join(TIES)} (the exact mean, minimum or maximum over "
+                             f"the orderings of tied corpus entries), got {ties!r}")
+        for what, value in (("queries", queries), ("corpus", corpus), ("relevant_docs", relevant_docs)):
+            if not isinstance(value, Mapping):
+                raise InputError(f"{what} must be a dict keyed by id, not {type(value).__name__}")
+        cutoffs = {arg: _check_cutoffs(arg, value) for arg, value in (
+            ("mrr_at_k", mrr_at_k), ("ndcg_at_k", ndcg_at_k), ("accuracy_at_k", accuracy_at_k),
+            ("precision_recall_at_k", precision_recall_at_k), ("map_at_k", map_at_k))}
+        if isinstance(corpus_chunk_size, bool) or not isinstance(corpus_chunk_size, (int, np.integer)) \
+                or corpus_chunk_size < 1:
+            raise InputError(f"corpus_chunk_size must be a positive integer, got {corpus_chunk_size!r}")
+        if score_functions is not None:
+            if not isinstance(score_functions, Mapping) or not score_functions:
+                raise InputError("score_functions must be a non-empty dict {name: function(queries, corpus) -> "
+                                 f"scores}}, got {score_functions!r}")
+            for fn_name, fn in score_functions.items():
+                if not callable(fn):
+                    raise InputError(f"score function {fn_name!r} is not callable: {fn!r}")
+        for qid, docs in relevant_docs.items():
+            if isinstance(docs, (str, bytes)) or not hasattr(docs, "__iter__"):
+                raise InputError(f"relevant_docs[{qid!r}] must be a set of corpus ids, got {docs!r}", query=qid)
+        super().__init__(queries, corpus, relevant_docs, corpus_chunk_size, cutoffs["mrr_at_k"],
+                         cutoffs["ndcg_at_k"], cutoffs["accuracy_at_k"], cutoffs["precision_recall_at_k"],
+                         cutoffs["map_at_k"], show_progress_bar, batch_size, name, write_csv, truncate_dim,
+                         score_functions, main_score_function, query_prompt, query_prompt_name, corpus_prompt,
+                         corpus_prompt_name, write_predictions)
+        if not self.queries_ids:
+            raise InputError("no query of queries has a relevant document in relevant_docs: nothing to evaluate")
+        self.precision = precision
+        self.ties = ties
+        if precision != "float32":
+            self.csv_file = self.csv_file.replace("_results.csv", f"_{precision}_results.csv")
+        self.results: dict[str, Any] = {}
+        self._audit: dict[str, float] = {}
+        self._plan = self._measure_plan()
+
+    # ------------------------------------------------------------------------------------- the plan
+
+    def _measure_plan(self) -> dict[str, dict[int, str]]:
+        """``{the original's metric name: {k: tierank measure}}``, ks in the original's order."""
+        return {metric: {k: template.format(k) for k in getattr(self, arg)}
+                for metric, (arg, template) in MEASURES.items()}
+
+    def _measures(self) -> list[str]:
+        return list(dict.fromkeys(m for ks in self._plan.values() for m in ks.values()))
+
+    def _max_k(self) -> int:
+        return max(k for ks in self._plan.values() for k in ks)
+
+    def _relevance(self) -> Any:
+        """The judgments as a table of positions: query = position in ``queries_ids``, doc = position in
+        ``corpus_ids`` (relevant ids not in the corpus get positions after it: they count in R)."""
+        import pandas as pd
+
+        at = {cid: j for j, cid in enumerate(self.corpus_ids)}
+        queries, docs = [], []
+        extra = len(self.corpus_ids)
+        for i, qid in enumerate(self.queries_ids):
+            for cid in self.relevant_docs[qid]:
+                j = at.get(cid)
+                if j is None:
+                    j, extra = extra, extra + 1
+                queries.append(i)
+                docs.append(j)
+        return pd.DataFrame({"query_id": np.asarray(queries, dtype=np.int64),
+                             "doc_id": np.asarray(docs, dtype=np.int64),
+                             "relevance": np.ones(len(docs), dtype=np.int64)})
+
+    # --------------------------------------------------------------------------------- evaluation
+
+    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1,
+                 *args: Any, **kwargs: Any) -> dict[str, float]:
+        """Evaluate ``model``: the original's keys, then the tie audit's (see the module docstring)."""
+        self._audit = {}
+        metrics = super().__call__(model, output_path, epoch, steps, *args, **kwargs)
+        metrics.update(self.prefix_name_to_metrics(dict(self._audit), self.name))
+        return metrics
+
+    def compute_all_metrics(self, model: Any, corpus_model: Any = None, corpus_embeddings: Any = None,
+                            output_path: str | None = None) -> Any:
+        """``{score function name: {"accuracy@k": {k: value}, ...}}`` as the original returns it, every
+        value computed by tierank over the whole corpus."""
+        if corpus_model is None:
+            corpus_model = model
+        queries = self.embed_inputs(model, self.queries, encode_fn_name="query",
+                                    prompt_name=self.query_prompt_name, prompt=self.query_prompt)
+        if corpus_embeddings is None:
+            chunks = [self.embed_inputs(corpus_model, self.corpus[start:start + self.corpus_chunk_size],
+                                        encode_fn_name="document", prompt_name=self.corpus_prompt_name,
+                                        prompt=self.corpus_prompt)
+                      for start in trange(0, len(self.corpus), self.corpus_chunk_size, desc="Corpus Chunks",
+                                          disable=not self.show_progress_bar)]
+            corpus = torch.cat([torch.as_tensor(c) for c in chunks]) if chunks else None
+        else:
+            corpus = corpus_embeddings.to_dense() if getattr(corpus_embeddings, "is_sparse", False) \
+                else corpus_embeddings
+        if corpus is None or len(corpus) != len(self.corpus_ids):
+            raise InputError(f"the corpus has {len(self.corpus_ids)} entries but "
+                             f"{0 if corpus is None else len(corpus)} embeddings")
+        queries, corpus = self._quantized(queries, corpus)
+        relevance = self._relevance()
+        scores = {}
+        self.results = {}
+        functions: dict[str, Callable] = self.score_functions or {}   # set by __call__ before this
+        for fn_name, fn in functions.items():
+            res = self._evaluate_callable(fn_name, fn, queries, corpus, relevance)
+            self.results[fn_name] = res
+            scores[fn_name] = {metric: {k: res.mean[m] for k, m in ks.items()} for metric, ks in self._plan.items()}
+            self._audit.update(self._audit_metrics(fn_name, res))
+        logger.info(f"Queries: {len(self.queries)}")
+        logger.info(f"Corpus: {len(self.corpus)}\n")
+        for fn_name in self.score_function_names:
+            logger.info(f"Score-Function: {fn_name}")
+            self.output_scores(scores[fn_name])
+        return scores
+
+    # the original's alias
+    compute_metrices = compute_all_metrics
+
+    def _quantized(self, queries: Any, corpus: Any) -> tuple[Any, Any]:
+        """The embeddings in ``precision`` as float32 tensors (binary: unpacked bits), as
+        ``EmbeddingSimilarityEvaluator`` feeds quantized embeddings to score functions."""
+        if self.precision == "float32":
+            return queries, corpus
+        q = queries.detach().float().cpu().numpy()
+        c = corpus.detach().float().cpu().numpy()
+        if self.precision in ("float16", "bfloat16"):
+            dtype = torch.float16 if self.precision == "float16" else torch.bfloat16
+            return (torch.from_numpy(q).to(dtype).float(), torch.from_numpy(c).to(dtype).float())
+        precision: Any = self.precision
+        qq: Any = quantize_embeddings(q, precision, calibration_embeddings=c)
+        cq: Any = quantize_embeddings(c, precision, calibration_embeddings=c)
+        if self.precision in ("binary", "ubinary"):
+            offset = 128 if self.precision == "binary" else 0
+            qq = np.unpackbits((qq.astype(np.int16) + offset).astype(np.uint8), axis=1)
+            cq = np.unpackbits((cq.astype(np.int16) + offset).astype(np.uint8), axis=1)
+        return torch.from_numpy(qq.astype(np.float32)), torch.from_numpy(cq.astype(np.float32))
+
+    def _evaluate_callable(self, fn_name: str, fn: Callable, queries: Any, corpus: Any, relevance: Any) -> Any:
+        """Rank the whole corpus by ``fn``'s scores (called as the original calls it, chunk by chunk) and
+        evaluate exactly: per query, every entry scoring at least its max(k)-th best is kept (the tie at
+        the cut whole), so entries left out rank below every measure's cutoff."""
+        import pandas as pd
+
+        max_k = self._max_k()
+        n_q = len(queries)
+        kept_scores: list[np.ndarray] = [np.empty(0)] * n_q
+        kept_docs: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n_q
+        for start in trange(0, len(corpus), self.corpus_chunk_size, desc="Corpus Chunks",
+                            disable=not self.show_progress_bar):
+            block = fn(queries, corpus[start:start + self.corpus_chunk_size])
+            block = np.asarray(torch.as_tensor(block).detach().to("cpu", torch.float64))
+            if block.shape != (n_q, min(self.corpus_chunk_size, len(corpus) - start)):
+                raise InputError(f"score function {fn_name!r} returned shape {block.shape} for {n_q} queries and "
+                                 f"{min(self.corpus_chunk_size, len(corpus) - start)} corpus entries")
+            if np.isnan(block).any():
+                i, j = np.argwhere(np.isnan(block))[0]
+                raise InputError(f"score function {fn_name!r} gave NaN for query {self.queries_ids[i]!r} and "
+                                 f"corpus id {self.corpus_ids[start + j]!r}", query=self.queries_ids[i])
+            if block.shape[1] > max_k:   # the chunk's own cut first: its max(k)-th best score per query
+                cut = np.partition(block, block.shape[1] - max_k, axis=1)[:, block.shape[1] - max_k]
+                keep = block >= cut[:, None]
+            else:
+                keep = np.ones(block.shape, dtype=bool)
+            for i in range(n_q):
+                cols = np.flatnonzero(keep[i])
+                s = np.concatenate([kept_scores[i], block[i, cols]])
+                d = np.concatenate([kept_docs[i], cols + start])
+                if len(s) > max_k:
+                    kth = np.partition(s, len(s) - max_k)[len(s) - max_k]
+                    inside = s >= kth
+                    s, d = s[inside], d[inside]
+                kept_scores[i], kept_docs[i] = s, d
+        sizes = [len(s) for s in kept_scores]
+        run = pd.DataFrame({"query_id": np.repeat(np.arange(n_q, dtype=np.int64), sizes),
+                            "doc_id": np.concatenate(kept_docs) if n_q else np.empty(0, np.int64),
+                            "score": np.concatenate(kept_scores) if n_q else np.empty(0)})
+        return evaluate(relevance, run, self._measures(), ties=self.ties, bounds=True, missing="zero")
+
+    # ---------------------------------------------------------------------------------- the audit
+
+    def _audit_metrics(self, fn_name: str, res: Any) -> dict[str, float]:
+        """The tie audit's keys of one score function (module docstring)."""
+        lower = res.lower.to_numpy(dtype=np.float64)
+        upper = res.upper.to_numpy(dtype=np.float64)
+        dependent = (lower < upper).any(axis=1)
+        k = max(self.ndcg_at_k)
+        ndcg = self._plan["ndcg@k"][k]
+        return {f"{fn_name}_tie_dependent_share": float(dependent.mean()),
+                f"{fn_name}_ndcg@{k}_lower": float(res.lower[ndcg].mean()),
+                f"{fn_name}_ndcg@{k}_upper": float(res.upper[ndcg].mean())}
+
+    def get_config_dict(self) -> dict[str, Any]:
+        """The original's configuration for the model card, with ``precision`` and ``ties`` when not the
+        defaults."""
+        config = super().get_config_dict()
+        if self.precision != "float32":
+            config["precision"] = self.precision
+        if self.ties != "expected":
+            config["ties"] = self.ties
+        return config
