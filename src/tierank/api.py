@@ -6,7 +6,10 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .engine.blocked import DEFAULT_MEMORY, evaluate_codes_blocked, evaluate_matrix_blocked
+from .embedding_results import EmbeddingResults
+from .embeddings import PRECISIONS, SIMILARITIES, Scorer, make_relevance
+from .embeddings.quantize import FLOAT_PRECISIONS, INT_PRECISIONS, Encoded, as_float_matrix, encode, quantization_ranges
+from .engine.blocked import DEFAULT_MEMORY, evaluate_codes_blocked, evaluate_embeddings_blocked, evaluate_matrix_blocked
 from .engine.core import evaluate_lists, prepare_lists, to_results
 from .engine.options import Options, check_positive
 from .engine.streamed import evaluate_file
@@ -16,7 +19,7 @@ from .hashing.labels import make_grader
 from .io.source import is_parquet, is_run_file
 from .results import CodeResults, Results
 
-__all__ = ["evaluate", "evaluate_matrix", "evaluate_codes"]
+__all__ = ["evaluate", "evaluate_matrix", "evaluate_codes", "evaluate_embeddings"]
 
 
 def evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, ties: str = "expected",
@@ -348,3 +351,178 @@ default="expected"
         raise InputError("average='macro' needs class ids as query_labels (1-D), to group the queries")
     return evaluate_codes_blocked(qw, dw, nbits, grader, opts, average=average, distance_threshold=distance_threshold,
                                   block_size=block_size, memory=memory, progress=progress)
+
+
+def _encode(x: np.ndarray, precision: str, name: str, calibration: Any) -> Encoded:
+    """Embeddings in ``precision``: int8 / uint8 ranges from ``calibration`` or else ``x`` itself."""
+    ranges = None
+    if precision in INT_PRECISIONS and x.dtype.kind == "f":
+        ranges = quantization_ranges(x, calibration, name)
+    return encode(x, precision, name, ranges)
+
+
+def _check_choice(value: Any, name: str, choices: tuple, none_ok: bool = False) -> None:
+    if (value is None and none_ok) or (isinstance(value, str) and value in choices):
+        return
+    raise InputError(f"{name}={value!r}: use one of {', '.join(repr(c) for c in choices)}"
+                     + (" or None" if none_ok else ""))
+
+
+def evaluate_embeddings(queries: Any, corpus: Any, relevance: Any = None,
+                        measures: str | Iterable[str] = ("nDCG@10", "AP"), *, similarity: str = "cosine",
+                        precision: str = "float32", query_precision: str | None = None,
+                        ties: str = "expected", bounds: bool = False, k: int | None = None,
+                        rescore: str | None = None, candidates: int | None = None,
+                        query_ids: Any = None, corpus_ids: Any = None, query_labels: Any = None,
+                        corpus_labels: Any = None, calibration_embeddings: Any = None,
+                        reference_precision: str | None = None, block_size: int | None = None,
+                        memory: int = DEFAULT_MEMORY, progress: bool | None = None, seed: int = 0,
+                        no_relevant: str = "zero", tie_cost_budget: float | None = None) -> EmbeddingResults:
+    """Evaluate embedding retrieval exactly, in any precision: every query against the whole corpus.
+
+    Scores are computed exactly in the chosen precision (integer dot products, popcounts, one rounding
+    of the exact sum for floats: :mod:`tierank.embeddings.scores`), so items tie exactly when their
+    scores are equal in that precision, whatever the block size or the hardware; the tie-aware value
+    (``ties="expected"``) is the exact mean over the orderings of tied items.
+
+    Parameters
+    ----------
+    queries, corpus : array-like (n, dim)
+        Embeddings (numpy, torch or anything with ``__array__``): floats, quantized here to
+        ``precision`` as sentence-transformers' ``quantize_embeddings`` does, or already quantized
+        (int8 / uint8 values; for ``binary`` / ``ubinary`` the packed bytes ``quantize_embeddings``
+        returns: ``np.packbits`` order, ``binary`` as int8 with an offset of -128).
+    relevance : mapping, sparse matrix or array, optional
+        ``{query: {corpus item: grade}}`` (or ``{query: set of items}``, grade 1) with row numbers, or
+        with ids named by ``query_ids`` / ``corpus_ids``; a scipy sparse or dense matrix (n_queries,
+        n_corpus). Or None with ``query_labels`` / ``corpus_labels`` (class ids: relevant = same class;
+        multi-hot: the number of shared labels), as :func:`evaluate_codes` takes them.
+    measures : str or list of str, default=("nDCG@10", "AP")
+    similarity : {"cosine", "dot", "hamming"}, default="cosine"
+        Cosine: each float vector is divided by its float64 norm and rounded to the precision (integer
+        vectors: the exact integer cosine). ``hamming``: binary precisions only. On ``binary`` /
+        ``ubinary`` embeddings dot and cosine are those of the +-1 vectors the bits stand for, which
+        order items as minus the Hamming distance.
+    precision : {"float32", "float16", "bfloat16", "int8", "uint8", "binary", "ubinary"}, default="float32"
+        The precision of the corpus, and of the queries unless ``query_precision`` is given.
+    query_precision : str, optional
+        The queries' precision when it differs from the corpus's (sentence-transformers'
+        ``semantic_search_faiss`` names the corpus's ``corpus_precision`` and keeps float queries for
+        rescoring): a float query against an int8 corpus scores the dot product of the float values with
+        the integers (cosine: the integers divided by their norm), rounded once to the query's precision;
+        against a binary corpus, with the bits as 0 / 1.
+    ties : {"expected", "lower", "upper", "optimistic", "pessimistic", "input", "trec_eval", "random"}, \
+default="expected"
+        As :func:`evaluate`; ``"input"`` orders a tie by corpus index, ``"trec_eval"`` by corpus index
+        descending.
+    bounds : bool, default=False
+        Show the exact minimum and maximum over tie orderings (``.lower`` / ``.upper``); the tie audit
+        computes them either way.
+    k : int, optional
+        Retrieve each query's top ``k`` only, the tie at rank ``k`` kept whole (nothing cut at random):
+        the items below are judged but not retrieved, as in an evaluator that searches the top k.
+        Default: the whole corpus is ranked. When every measure has a cutoff, only the window up to the
+        largest is sorted either way.
+    rescore : str, optional
+        Two-stage search: the top ``candidates`` items of each query by the first stage (``precision``;
+        the tie at the cut kept whole) are rescored with float queries (``query_precision`` if it is a
+        float precision, else float32) against the corpus in ``rescore`` precision ("float32": both in
+        float32; "int8": float queries against the int8 corpus), and that second ranking, with its
+        ties, is evaluated; the other items are not retrieved. sentence-transformers'
+        ``rescore_multiplier * top_k`` is ``candidates``.
+    candidates : int, optional
+        The first stage's number of candidates (with ``rescore``).
+    query_ids, corpus_ids : sequence, optional
+        The ids of the rows, when ``relevance`` names ids; ``per_query`` is then indexed by query id.
+    query_labels, corpus_labels : array-like, optional
+        Class ids or multi-hot matrices instead of ``relevance``.
+    calibration_embeddings : array-like, optional
+        Float embeddings whose per-dimension min and max give the int8 / uint8 ranges (as in
+        ``quantize_embeddings``); default: the queries' own ranges for the queries and the corpus's own
+        for the corpus, as ``quantize_embeddings`` called on each does.
+    reference_precision : str, optional
+        Also evaluate the same embeddings in this (float) precision, for the tie audit's ``delta``: what
+        the quantization cost, beside what its ties leave open.
+    block_size : int, optional
+        Queries per block; default: as many as fit ``memory``. Values do not depend on it.
+    memory : int, default=512 MiB
+    progress : bool, optional
+        A progress bar over the blocks of queries; default: when stderr is a terminal.
+    seed, no_relevant, tie_cost_budget
+        As :func:`evaluate_matrix`.
+
+    Returns
+    -------
+    EmbeddingResults
+        :class:`Results` (``per_query`` indexed by query number, or by id with ``query_ids``) with
+        ``.audit``, a :class:`tierank.embedding_results.TieAudit`: ``per_query``, ``summary``,
+        ``tie_mass``, ``tie_dependent`` (share of queries whose value depends on tie order),
+        ``reference``.
+
+    Examples
+    --------
+    By dot product in float32 the relevant items come first; binary embeddings (the signs of the values) make every
+    item of this corpus tie, so which one comes first is decided by the tie order:
+
+    >>> import numpy as np, tierank
+    >>> q = np.array([[0.9, 0.1], [0.1, 0.9]])
+    >>> corpus = np.array([[0.90, 0.10], [0.901, 0.1001], [0.1, 0.9], [0.5, 0.5]])
+    >>> relevance = {0: {1: 1}, 1: {2: 1}}
+    >>> tierank.evaluate_embeddings(q, corpus, relevance, ["RR"], similarity="dot").mean
+    {'RR': 1.0}
+    >>> res = tierank.evaluate_embeddings(q, corpus, relevance, ["RR"], similarity="dot", precision="binary",
+    ...                                   bounds=True, reference_precision="float32")
+    >>> res.mean, res.mean_lower, res.mean_upper
+    ({'RR': 0.5208333333333333}, {'RR': 0.25}, {'RR': 1.0})
+    >>> res.audit.tie_dependent, res.audit.summary.loc["RR", "delta"]
+    (1.0, np.float64(-0.47916666666666674))
+    """
+    _check_choice(similarity, "similarity", SIMILARITIES)
+    _check_choice(precision, "precision", PRECISIONS)
+    _check_choice(query_precision, "query_precision", PRECISIONS, none_ok=True)
+    _check_choice(rescore, "rescore", PRECISIONS, none_ok=True)
+    _check_choice(reference_precision, "reference_precision", FLOAT_PRECISIONS, none_ok=True)
+    _check_measures_arg(measures)
+    opts = Options.checked(measures, ties=ties, bounds=True, seed=seed, no_relevant=no_relevant,
+                           tie_cost_budget=tie_cost_budget, trec9_measures=False)
+    radius = [text for text, m in opts.measures.items() if "radius" in m.params]
+    if radius:
+        raise InputError(f"evaluate_embeddings has no radius measures ({', '.join(radius)}): use evaluate_codes")
+    if k is not None:
+        k = check_positive(k, "k")
+    if block_size is not None:
+        block_size = check_positive(block_size, "block_size")
+    memory = check_positive(memory, "memory")
+    if (rescore is None) != (candidates is None):
+        raise InputError("two-stage search needs both rescore= (the second stage's precision) and candidates=")
+    if candidates is not None:
+        candidates = check_positive(candidates, "candidates")
+    q = as_float_matrix(queries, "queries")
+    c = as_float_matrix(corpus, "corpus")
+    qp = query_precision or precision
+    scorer = Scorer(_encode(q, qp, "queries", calibration_embeddings),
+                    _encode(c, precision, "corpus", calibration_embeddings), similarity)
+    rescorer = None
+    if rescore is not None:
+        rq = qp if qp in FLOAT_PRECISIONS else "float32"
+        rescorer = Scorer(_encode(q, rq, "queries", calibration_embeddings),
+                          _encode(c, rescore, "corpus", calibration_embeddings), similarity)
+    rel = make_relevance(relevance, q.shape[0], c.shape[0], query_ids=query_ids, corpus_ids=corpus_ids,
+                         query_labels=query_labels, corpus_labels=corpus_labels)
+    import pandas as pd
+
+    index = pd.Index(list(query_ids), name="query_id") if query_ids is not None else pd.RangeIndex(q.shape[0],
+                                                                                                  name="query")
+    reference = None
+    if reference_precision is not None:
+        ref_scorer = Scorer(_encode(q, reference_precision, "queries", None),
+                            _encode(c, reference_precision, "corpus", None), similarity)
+        reference = evaluate_embeddings_blocked(ref_scorer, rel, opts, index=index, k=k, block_size=block_size,
+                                                memory=memory, progress=progress, user_bounds=bounds,
+                                                describe={"similarity": similarity, "precision": reference_precision,
+                                                          "query_precision": reference_precision})
+    return evaluate_embeddings_blocked(scorer, rel, opts, index=index, k=k, block_size=block_size, memory=memory,
+                                       progress=progress, user_bounds=bounds, reference=reference,
+                                       rescorer=rescorer, candidates=candidates,
+                                       describe={"similarity": similarity, "precision": precision,
+                                                 "query_precision": qp})

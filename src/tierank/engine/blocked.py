@@ -49,6 +49,7 @@ import numpy as np
 from .._progress import ProgressBar
 from ..data.numbers import exact_float64, inexact_problem
 from ..data.ranked import RankedLists
+from ..embedding_results import EmbeddingResults, build_audit
 from ..errors import InputError, TierankWarning
 from ..hashing.distance import block_distances
 from ..hashing.histogram import apply_threshold, block_histogram, histogram_stats
@@ -59,7 +60,7 @@ from ..ties.policy import BOUND_MODES, FIXED_ORDER_MODES, ORDER_FREE_MODES, TieO
 from .core import QueryValues, evaluate_stats
 from .options import Options, check_positive
 
-__all__ = ["evaluate_matrix_blocked", "evaluate_codes_blocked", "evaluate_blocks", "rank_rows", "topk_plan",
+__all__ = ["evaluate_matrix_blocked", "evaluate_codes_blocked", "evaluate_embeddings_blocked", "evaluate_blocks", "rank_rows", "topk_plan",
            "block_rows", "DEFAULT_MEMORY"]
 
 #: working memory of one block, in bytes (the block size is derived from it)
@@ -291,12 +292,13 @@ def histogram_rows(raw_grades: np.ndarray, keys: np.ndarray, valid: np.ndarray |
 
 def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, row0: int, n_cols: int, *,
               plan: tuple[int, float | None] | None, ties: str, seed: int,
-              judged: np.ndarray | None = None) -> tuple[RankedLists | None, np.ndarray]:
+              judged: np.ndarray | None = None, judge_all: bool = False) -> tuple[RankedLists | None, np.ndarray]:
     """Ranked lists of a block of rows: float64 ``grades`` and higher-is-better ``keys`` (int64 or float64,
     from :func:`keys_higher_better`), both (B, n).
 
     ``plan`` (from :func:`topk_plan`) selects the top-k path; ``judged`` (default ``grades``) holds the
-    grades R and the ideal DCG come from. Returns ``(ranked, labels)``: the global row numbers of the
+    grades R and the ideal DCG come from: the ``valid`` entries of a row, or with ``judge_all`` all of
+    them (the items ``valid`` leaves out are then judged but not retrieved). Returns ``(ranked, labels)``: the global row numbers of the
     non-empty rows (None when every row is empty).
     """
     n_rows = grades.shape[0]
@@ -343,7 +345,9 @@ def rank_rows(grades: np.ndarray, keys: np.ndarray, valid: np.ndarray | None, ro
     counts = counts[keep_rows]
     qptr = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=qptr[1:])
-    judged_vals = judged.ravel() if valid is None else judged[valid]
+    judged_vals = judged[keep_rows].ravel() if valid is None or judge_all else judged[valid]
+    if judge_all:
+        lengths = np.full(n_rows, n_cols, dtype=np.int64)
     judged_ptr = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(lengths[keep_rows], out=judged_ptr[1:])
     flat = (r_idx.astype(np.int64) + row0) * n_cols + c_idx
@@ -559,3 +563,110 @@ def evaluate_codes_blocked(qw: np.ndarray, dw: np.ndarray, nbits: int, grader: A
     bar.close()
     return CodeResults(**_frames(values, opts, pd.RangeIndex(n_q, name="query")), average=average,
                        query_class=grader.query_class)
+
+
+# -- embeddings ---------------------------------------------------------------------------------------
+
+def tie_mass(keys: np.ndarray, cutoffs: list[int], valid: np.ndarray | None = None) -> dict[int, np.ndarray]:
+    """Per row of exact ``keys`` (higher is better) and cutoff ``k``: the number of items of the tie
+    holding rank ``k`` that fall beyond rank ``k`` (0 when no tie straddles it, or ``k >= n``). ``valid``:
+    the items ranked (the others are not retrieved)."""
+    n_rows, n = keys.shape
+    out = {k: np.zeros(n_rows, dtype=np.int64) for k in cutoffs}
+    inside = [k for k in cutoffs if k < n]
+    if not inside:
+        return out
+    if valid is not None:
+        keys = np.where(valid, keys, _worst(keys))
+    part = np.partition(keys, [n - k for k in inside], axis=1)
+    n_valid = None if valid is None else valid.sum(axis=1)
+    for k in inside:
+        kth = part[:, n - k][:, None]          # the k-th best key of each row
+        eq = keys == kth
+        if valid is not None:
+            eq &= valid
+        out[k] = (keys > kth).sum(axis=1) + eq.sum(axis=1) - k
+        if n_valid is not None:
+            out[k][n_valid <= k] = 0
+    return out
+
+
+def window(keys: np.ndarray, k: int) -> np.ndarray:
+    """The items of each row whose key is at least its ``k``-th best (the boundary tie whole)."""
+    n = keys.shape[1]
+    if k >= n:
+        return np.ones(keys.shape, dtype=bool)
+    kth = np.partition(keys, n - k, axis=1)[:, n - k]
+    return keys >= kth[:, None]
+
+
+def _integer_grades(g: np.ndarray) -> np.ndarray:
+    """Grades as int64 when they are small integers (the counting path needs them), else as they are."""
+    if g.size and np.all(g == np.floor(g)) and g.max() <= _HIST_MAX_LEVELS:
+        return g.astype(np.int64)
+    return g
+
+
+def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, index: Any, k: int | None = None,
+                                block_size: int | None = None, memory: int = DEFAULT_MEMORY,
+                                progress: bool | None = None, user_bounds: bool = False,
+                                reference: Results | None = None, describe: dict | None = None,
+                                rescorer: Any = None, candidates: int | None = None) -> Results:
+    """Evaluate embeddings (see :func:`tierank.evaluate_embeddings`) a block of queries at a time.
+
+    ``scorer`` (:class:`tierank.embeddings.scores.Scorer`) gives the exact keys of a block of queries
+    against the whole corpus (computed tile by tile); ``relevance``
+    (:class:`tierank.embeddings.relevance.Relevance`) their grades. Each block is then ranked as
+    :func:`evaluate_matrix_blocked` ranks a block: counted (integer keys of small range: Hamming
+    distances) or sorted, through the @k window when every measure has a cutoff, or the top-``k``
+    window (boundary tie whole; the items below it are not retrieved) when ``k`` is given. ``opts``
+    must have ``bounds=True``: the tie audit needs them; ``user_bounds`` says whether the result shows them.
+
+    Two-stage search: ``rescorer`` (another Scorer) scores the first stage's top ``candidates`` of each
+    query (boundary tie whole), which make the ranking; the other items are judged but not retrieved.
+    """
+    n_q, n_c = scorer.n_queries, scorer.n_corpus
+    plan = (int(k), None) if k is not None else topk_plan(opts.distinct)
+    if plan is not None and plan[0] >= n_c:
+        plan = None
+    cutoffs = sorted({m.cutoff for m in opts.distinct if m.cutoff is not None} | ({int(k)} if k is not None else set()))
+    step = block_rows(n_c, topk=plan is not None, ties=opts.ties, bounds=True, block_size=block_size, memory=memory)
+    bar = ProgressBar(progress, n_q, "queries", "query")
+    masses: dict[int, list[np.ndarray]] = {c: [] for c in cutoffs}
+
+    def blocks() -> Iterator[tuple[TieOrderings, np.ndarray]]:
+        for r0 in range(0, n_q, step):  # loop over blocks of queries
+            r1 = min(r0 + step, n_q)
+            keys = scorer.row_keys(slice(r0, r1))
+            grades = relevance.dense(slice(r0, r1))
+            valid = None
+            if rescorer is not None:   # two stages: the first one's candidates, scored by the second
+                valid = window(keys, candidates)
+                keys = rescorer.row_keys(slice(r0, r1))
+            for c, v in tie_mass(keys, cutoffs, valid).items():
+                masses[c].append(v)
+            counted = None
+            if opts.ties in ORDER_FREE_MODES and plan is None and valid is None:
+                counted = histogram_rows(_integer_grades(grades), keys, None)
+            if counted is not None:   # integer keys of small range (Hamming distances): count, no sort
+                stats, keep = counted
+                rows, orderings = np.arange(r0, r1)[keep], TieOrderings(stats)
+            else:
+                ranked, rows = rank_rows(grades, keys, valid, r0, n_c, plan=plan, ties=opts.ties, seed=opts.seed,
+                                         judge_all=True)
+                assert ranked is not None   # every query is ranked against the whole (non-empty) corpus
+                orderings = TieOrderings.from_ranked(ranked, opts.seed)
+            del keys, grades
+            bar.update(r1 - r0)
+            yield orderings, rows
+
+    values = evaluate_blocks(blocks(), opts, "query")
+    bar.close()
+    frames = _frames(values, opts, index)
+    tie_masses = {c: np.concatenate(v) if v else np.zeros(0, np.int64) for c, v in masses.items()}
+    lower, upper = frames["lower"], frames["upper"]
+    if not user_bounds:
+        frames["lower"] = frames["upper"] = None
+    res = EmbeddingResults(**frames, **(describe or {}))
+    res.audit = build_audit(res.per_query, lower, upper, res.mean, tie_masses, reference, res._aggregate)
+    return res
