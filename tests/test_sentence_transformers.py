@@ -246,6 +246,65 @@ def test_tied_embeddings_against_brute_force(seed, n_q, n_c, similarity, ks):
     assert got[f"{similarity}_tie_dependent_share"] == dependent.mean()
 
 
+def quantized_keys(model, queries: list[str], corpus: list[str], precision: str, similarity: str) -> list[list]:
+    """Exact scores of quantized embeddings, computed here from sentence-transformers' own
+    ``quantize_embeddings`` (int8: both sides with the corpus's ranges): int8 dot as integers, int8 cosine as
+    the exact rational sign(dot) dot^2 / (|q|^2 |c|^2) (ordered as the cosine), binary as minus the Hamming
+    distance of the sign bits (dot and cosine of the +-1 vectors order so)."""
+    from fractions import Fraction
+
+    from sentence_transformers.util import quantize_embeddings
+
+    q = model.encode(queries, convert_to_numpy=True)
+    c = model.encode(corpus, convert_to_numpy=True)
+    if precision == "int8":
+        qi = quantize_embeddings(q, "int8", calibration_embeddings=c).astype(np.int64)
+        ci = quantize_embeddings(c, "int8", calibration_embeddings=c).astype(np.int64)
+        dots = [[int(x) for x in row] for row in qi @ ci.T]
+        if similarity == "dot":
+            return dots
+        nq, nc = (qi * qi).sum(axis=1), (ci * ci).sum(axis=1)
+        cosines = [[Fraction(d * abs(d), int(nq[i]) * int(nc[j])) if nq[i] and nc[j] else Fraction(0)
+                    for j, d in enumerate(row)] for i, row in enumerate(dots)]
+        # the oracle reads keys as floats: give it each fraction's rank, equal fractions equal ranks
+        return [[sorted(set(row)).index(x) for x in row] for row in cosines]
+    qb = np.unpackbits((quantize_embeddings(q, precision).astype(np.int16) + (128 if precision == "binary" else 0))
+                       .astype(np.uint8), axis=1)
+    cb = np.unpackbits((quantize_embeddings(c, precision).astype(np.int16) + (128 if precision == "binary" else 0))
+                       .astype(np.uint8), axis=1)
+    return [[-int(np.count_nonzero(a != b)) for b in cb] for a in qb]
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, database=None)
+@given(seed=st.integers(0, 10**6), n_q=st.integers(1, 4), n_c=st.integers(2, 12),
+       precision=st.sampled_from(["int8", "binary", "ubinary"]), similarity=st.sampled_from(["cosine", "dot"]),
+       k=st.integers(1, 6))
+def test_quantized_precisions_against_brute_force(seed, n_q, n_c, precision, similarity, k):
+    """int8 and binary scores tie far more often than float32 ones; every value is the brute force's over
+    the exact quantized scores, computed here independently."""
+    rng = np.random.default_rng(seed)
+    model = tiny_model(rng.standard_normal((9, 8)), similarity)
+    q_texts = texts(rng, n_q, 8, 2, unique=False)
+    c_texts = texts(rng, n_c, 8, 3, unique=False)
+    assume(precision != "int8" or n_c > 1)
+    grades = (rng.random((n_q, n_c)) < 0.4).astype(int)
+    grades[:, -1] = 1
+    queries = {f"q{i}": t for i, t in enumerate(q_texts)}
+    corpus = {f"d{j}": t for j, t in enumerate(c_texts)}
+    relevant = {f"q{i}": {f"d{j}" for j in np.flatnonzero(grades[i])} for i in range(n_q)}
+    keys = quantized_keys(model, q_texts, c_texts, precision, similarity)
+    ev = InformationRetrievalEvaluator(queries, corpus, relevant, precision=precision, mrr_at_k=[k], ndcg_at_k=[k],
+                                       accuracy_at_k=[k], precision_recall_at_k=[k], map_at_k=[k])
+    got = ev(model)
+    assert ev.results[similarity].audit is not None   # computed by evaluate_embeddings, by name
+    for key, spec in measure_values(ev).items():
+        mean, lo, hi = oracle_means(spec, grades, keys)
+        assert abs(got[f"{similarity}_{key}"] - mean) <= TOL, (key, got[f"{similarity}_{key}"], mean)
+        if key == f"ndcg@{k}":
+            assert abs(got[f"{similarity}_{key}_lower"] - lo) <= TOL
+            assert abs(got[f"{similarity}_{key}_upper"] - hi) <= TOL
+
+
 def test_ties_lower_and_upper_are_the_bounds():
     rng = np.random.default_rng(5)
     weights = np.vstack([np.zeros((1, 2)), np.repeat(rng.standard_normal((2, 2)), 3, axis=0)])

@@ -35,7 +35,7 @@ is below its maximum) and the exact bounds of the ndcg the primary metric uses
 from __future__ import annotations
 
 import logging
-import os
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -55,7 +55,7 @@ except ImportError:   # pragma: no cover - the extra is installed in the tests
     raise ImportError("tierank.sentence_transformers needs sentence-transformers: "
                       f"{install_hint('sentence-transformers')}") from None
 
-from .api import evaluate
+from .api import evaluate, evaluate_embeddings
 from .errors import InputError
 
 __all__ = ["InformationRetrievalEvaluator", "PRECISIONS", "TIES", "MEASURES"]
@@ -78,6 +78,31 @@ MEASURES = {
 }
 # the score functions computed exactly by name (the others are called as callables)
 _NAMED = {cos_sim: "cosine", dot_score: "dot"}
+
+
+def _mean(column: Any) -> float:
+    """The mean of a per-query column, from its exactly rounded sum."""
+    values = column.to_numpy(dtype=np.float64)
+    return math.fsum(values) / len(values)
+
+
+class PerQuery:
+    """One score function's per-query values (``per_query``) and their exact bounds over the orderings of
+    tied corpus entries (``lower``, ``upper``): DataFrames indexed by query position (in ``queries_ids``),
+    one column per tierank measure. ``audit``: :func:`tierank.evaluate_embeddings`' tie audit for cosine
+    and dot (``tierank.TieAudit``; before relevant ids outside the corpus are counted), None for callables."""
+
+    def __init__(self, per_query: Any, lower: Any, upper: Any, audit: Any) -> None:
+        self.per_query, self.lower, self.upper, self.audit = per_query, lower, upper, audit
+
+    def tie_dependent_share(self) -> float:
+        """The share of queries whose value of at least one measure depends on the order of tied entries
+        (exact lower < upper)."""
+        depends = (self.lower.to_numpy(dtype=np.float64) < self.upper.to_numpy(dtype=np.float64)).any(axis=1)
+        return float(np.count_nonzero(depends)) / len(depends)
+
+    def __repr__(self) -> str:
+        return f"PerQuery({len(self.per_query)} queries, measures {list(self.per_query.columns)})"
 
 
 def _check_cutoffs(name: str, value: Any) -> list[int]:
@@ -217,21 +242,27 @@ write_predictions
     def _max_k(self) -> int:
         return max(k for ks in self._plan.values() for k in ks)
 
-    def _relevance(self) -> Any:
-        """The judgments as a table of positions: query = position in ``queries_ids``, doc = position in
-        ``corpus_ids`` (relevant ids not in the corpus get positions after it: they count in R)."""
+    def _positions(self) -> list[tuple[list[int], int]]:
+        """Per query (in ``queries_ids`` order): the positions in ``corpus_ids`` of its relevant ids, and
+        how many of its relevant ids are not in the corpus (they count in R, as in the original)."""
+        at = {cid: j for j, cid in enumerate(self.corpus_ids)}
+        out = []
+        for qid in self.queries_ids:
+            found = [at[cid] for cid in self.relevant_docs[qid] if cid in at]
+            out.append((found, len(self.relevant_docs[qid]) - len(found)))
+        return out
+
+    def _judgments(self) -> Any:
+        """The judgments as a table of positions for :func:`tierank.evaluate`: query = position in
+        ``queries_ids``, doc = position in ``corpus_ids``, relevant ids not in the corpus after it."""
         import pandas as pd
 
-        at = {cid: j for j, cid in enumerate(self.corpus_ids)}
         queries, docs = [], []
         extra = len(self.corpus_ids)
-        for i, qid in enumerate(self.queries_ids):
-            for cid in self.relevant_docs[qid]:
-                j = at.get(cid)
-                if j is None:
-                    j, extra = extra, extra + 1
-                queries.append(i)
-                docs.append(j)
+        for i, (found, absent) in enumerate(self._positions()):
+            docs += found + list(range(extra, extra + absent))
+            queries += [i] * (len(found) + absent)
+            extra += absent
         return pd.DataFrame({"query_id": np.asarray(queries, dtype=np.int64),
                              "doc_id": np.asarray(docs, dtype=np.int64),
                              "relevance": np.ones(len(docs), dtype=np.int64)})
@@ -267,16 +298,19 @@ write_predictions
         if corpus is None or len(corpus) != len(self.corpus_ids):
             raise InputError(f"the corpus has {len(self.corpus_ids)} entries but "
                              f"{0 if corpus is None else len(corpus)} embeddings")
-        queries, corpus = self._quantized(queries, corpus)
-        relevance = self._relevance()
         scores = {}
         self.results = {}
         functions: dict[str, Callable] = self.score_functions or {}   # set by __call__ before this
         for fn_name, fn in functions.items():
-            res = self._evaluate_callable(fn_name, fn, queries, corpus, relevance)
-            self.results[fn_name] = res
-            scores[fn_name] = {metric: {k: res.mean[m] for k, m in ks.items()} for metric, ks in self._plan.items()}
-            self._audit.update(self._audit_metrics(fn_name, res))
+            similarity = self._similarity_name(fn, model)
+            if similarity is not None:
+                values = self._evaluate_named(similarity, queries, corpus)
+            else:
+                values = self._evaluate_callable(fn_name, fn, *self._quantized(queries, corpus))
+            self.results[fn_name] = values
+            scores[fn_name] = {metric: {k: _mean(values.per_query[m]) for k, m in ks.items()}
+                               for metric, ks in self._plan.items()}
+            self._audit.update(self._audit_metrics(fn_name, values))
         logger.info(f"Queries: {len(self.queries)}")
         logger.info(f"Corpus: {len(self.corpus)}\n")
         for fn_name in self.score_function_names:
@@ -306,7 +340,59 @@ write_predictions
             cq = np.unpackbits((cq.astype(np.int16) + offset).astype(np.uint8), axis=1)
         return torch.from_numpy(qq.astype(np.float32)), torch.from_numpy(cq.astype(np.float32))
 
-    def _evaluate_callable(self, fn_name: str, fn: Callable, queries: Any, corpus: Any, relevance: Any) -> Any:
+    def _similarity_name(self, fn: Callable, model: Any) -> str | None:
+        """"cosine" or "dot" when ``fn`` is one that tierank computes exactly by name, else None."""
+        for named, name in _NAMED.items():
+            if fn is named:
+                return name
+        if fn == model.similarity and model.similarity_fn_name in ("cosine", "dot"):
+            return str(model.similarity_fn_name)
+        return None
+
+    def _evaluate_named(self, similarity: str, queries: Any, corpus: Any) -> PerQuery:
+        """Cosine or dot by :func:`tierank.evaluate_embeddings`: scores exact in ``precision``, every
+        corpus entry ranked; relevant ids outside the corpus then counted in R (:meth:`_with_absent`)."""
+        q = np.asarray(torch.as_tensor(queries).detach().to("cpu", torch.float32))
+        c = np.asarray(torch.as_tensor(corpus).detach().to("cpu", torch.float32))
+        positions = self._positions()
+        relevance = {i: dict.fromkeys(found, 1) for i, (found, _) in enumerate(positions) if found}
+        res = evaluate_embeddings(q, c, relevance, self._measures(), similarity=similarity,
+                                  precision=self.precision, ties=self.ties, bounds=True,
+                                  calibration_embeddings=c if self.precision in ("int8", "uint8") else None,
+                                  progress=bool(self.show_progress_bar))
+        bounds: Any = (res.lower, res.upper)   # computed: bounds=True
+        values, lower, upper = (self._with_absent(frame.reset_index(drop=True), positions)
+                                for frame in (res.per_query, *bounds))
+        return PerQuery(values, lower, upper, audit=res.audit)
+
+    def _with_absent(self, frame: Any, positions: list[tuple[list[int], int]]) -> Any:
+        """Per-query values with R counting the relevant ids outside the corpus too.
+
+        Only three measures read R, each as a factor that no ordering changes, so the exact value (mean,
+        minimum or maximum over the tie orderings) with R' = R + absent is the value with R times the ratio
+        of the factors: recall (hits / R), nDCG@k (DCG over the ideal DCG of min(k, R) relevant entries,
+        binary gains) and AP(denom='min_k_R')@k (the sum over min(k, R)). With R = 0 every value is 0.
+        """
+        r_in = np.array([len(found) for found, _ in positions], dtype=np.float64)
+        r_all = r_in + np.array([absent for _, absent in positions], dtype=np.float64)
+        if (r_in == r_all).all():
+            return frame
+        ideal = np.concatenate([[0.0], np.cumsum(1.0 / np.log2(np.arange(2, int(r_all.max()) + 2)))])
+        out = frame.copy()
+        for metric, ks in self._plan.items():
+            for k, m in ks.items():
+                if metric == "recall@k":
+                    factor = r_in / r_all
+                elif metric == "ndcg@k":
+                    factor = ideal[np.minimum(k, r_in).astype(int)] / ideal[np.minimum(k, r_all).astype(int)]
+                elif metric == "map@k":
+                    factor = np.minimum(k, r_in) / np.minimum(k, r_all)
+                else:
+                    continue
+                out[m] = frame[m].to_numpy(dtype=np.float64) * factor
+        return out
+
+    def _evaluate_callable(self, fn_name: str, fn: Callable, queries: Any, corpus: Any) -> PerQuery:
         """Rank the whole corpus by ``fn``'s scores (called as the original calls it, chunk by chunk) and
         evaluate exactly: per query, every entry scoring at least its max(k)-th best is kept (the tie at
         the cut whole), so entries left out rank below every measure's cutoff."""
@@ -345,20 +431,21 @@ write_predictions
         run = pd.DataFrame({"query_id": np.repeat(np.arange(n_q, dtype=np.int64), sizes),
                             "doc_id": np.concatenate(kept_docs) if n_q else np.empty(0, np.int64),
                             "score": np.concatenate(kept_scores) if n_q else np.empty(0)})
-        return evaluate(relevance, run, self._measures(), ties=self.ties, bounds=True, missing="zero")
+        res = evaluate(self._judgments(), run, self._measures(), ties=self.ties, bounds=True, missing="zero")
+        order = np.arange(n_q)   # per_query is indexed by query position; make sure of the order
+        bounds: Any = (res.lower, res.upper)   # computed: bounds=True
+        values, lower, upper = (frame.loc[order].reset_index(drop=True) for frame in (res.per_query, *bounds))
+        return PerQuery(values, lower, upper, audit=None)
 
     # ---------------------------------------------------------------------------------- the audit
 
-    def _audit_metrics(self, fn_name: str, res: Any) -> dict[str, float]:
+    def _audit_metrics(self, fn_name: str, values: PerQuery) -> dict[str, float]:
         """The tie audit's keys of one score function (module docstring)."""
-        lower = res.lower.to_numpy(dtype=np.float64)
-        upper = res.upper.to_numpy(dtype=np.float64)
-        dependent = (lower < upper).any(axis=1)
         k = max(self.ndcg_at_k)
         ndcg = self._plan["ndcg@k"][k]
-        return {f"{fn_name}_tie_dependent_share": float(dependent.mean()),
-                f"{fn_name}_ndcg@{k}_lower": float(res.lower[ndcg].mean()),
-                f"{fn_name}_ndcg@{k}_upper": float(res.upper[ndcg].mean())}
+        return {f"{fn_name}_tie_dependent_share": values.tie_dependent_share(),
+                f"{fn_name}_ndcg@{k}_lower": _mean(values.lower[ndcg]),
+                f"{fn_name}_ndcg@{k}_upper": _mean(values.upper[ndcg])}
 
     def get_config_dict(self) -> dict[str, Any]:
         """The original's configuration for the model card, with ``precision`` and ``ties`` when not the
