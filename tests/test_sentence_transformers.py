@@ -177,6 +177,28 @@ def test_same_as_original_defaults_prompts_and_truncation():
         assert ours.get_config_dict() == original.get_config_dict()
 
 
+def test_corpus_embeddings_given_and_progress_bars(capsys):
+    """compute_all_metrics(model, corpus_embeddings=...) (how subclasses and callers pass precomputed
+    embeddings) gives the original's values; show_progress_bar draws the original's bars."""
+    model, queries, corpus, relevant, _ = random_case(9, 5, 30, 6)
+    embeddings = model.encode(list(corpus.values()), convert_to_tensor=True)
+    original = Original(queries, corpus, relevant)
+    ours = InformationRetrievalEvaluator(queries, corpus, relevant, show_progress_bar=True)
+    original(model)
+    ours(model)   # resolves the score functions from the model, as the original's call does
+    want = original.compute_all_metrics(model, corpus_embeddings=embeddings)
+    got = ours.compute_all_metrics(model, corpus_embeddings=embeddings)
+    assert list(got) == list(want) == ["cosine"]
+    for metric, values in want["cosine"].items():
+        assert list(got["cosine"][metric]) == list(values)
+        for k, value in values.items():
+            assert abs(got["cosine"][metric][k] - value) <= TOL
+    assert "Corpus Chunks" in capsys.readouterr().err
+    assert ours.results["cosine"].audit is not None   # by name, through evaluate_embeddings
+    with pytest.raises(InputError, match="the corpus has 30 entries but 29 embeddings"):
+        ours.compute_all_metrics(model, corpus_embeddings=embeddings[:29])
+
+
 def test_signature_is_the_originals_plus_keywords():
     ours = inspect.signature(InformationRetrievalEvaluator.__init__).parameters
     theirs = inspect.signature(Original.__init__).parameters
@@ -344,6 +366,26 @@ def test_csv_is_the_originals(tmp_path):
     for row_ours, row_theirs in zip(ours[1:], theirs[1:]):
         assert row_ours[:2] == row_theirs[:2]
         assert np.allclose(np.array(row_ours[2:], float), np.array(row_theirs[2:], float), rtol=0, atol=TOL)
+
+
+def test_predictions_are_the_originals(tmp_path):
+    """write_predictions: the same JSON lines as the original (its top max(k) per query, ties by corpus
+    id), on tied embeddings too, for the model's similarity and for a callable."""
+    rng = np.random.default_rng(21)
+    weights = np.vstack([np.zeros((1, 4)), rng.standard_normal((4, 4))[rng.integers(0, 4, size=12)]])
+    model = tiny_model(weights)
+    queries = {f"q{i}": t for i, t in enumerate(texts(rng, 5, 12, 2, unique=False))}
+    corpus = {f"d{j}": t for j, t in enumerate(texts(rng, 40, 12, 2, unique=False))}
+    relevant = {q: {f"d{j}" for j in rng.choice(40, size=3, replace=False)} for q in queries}
+    for kwargs in ({}, {"score_functions": {"manhattan": manhattan_sim}, "corpus_chunk_size": 7}):
+        for cls, folder in ((Original, "original"), (InformationRetrievalEvaluator, "tierank")):
+            cls(queries, corpus, relevant, name="dev", write_predictions=True, map_at_k=[20], **kwargs)(
+                model, output_path=str(tmp_path / folder))
+        name = "cosine" if not kwargs else "manhattan"
+        file = f"Information-Retrieval_evaluation_dev_predictions_{name}.jsonl"
+        theirs = (tmp_path / "original" / file).read_text(encoding="utf-8")
+        assert (tmp_path / "tierank" / file).read_text(encoding="utf-8") == theirs
+        assert len(theirs.splitlines()) == 5
 
 
 def test_precision_names_the_csv_as_embedding_similarity_evaluator_does(tmp_path):

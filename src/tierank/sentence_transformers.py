@@ -34,8 +34,10 @@ is below its maximum) and the exact bounds of the ndcg the primary metric uses
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -78,6 +80,7 @@ MEASURES = {
 }
 # the score functions computed exactly by name (the others are called as callables)
 _NAMED = {cos_sim: "cosine", dot_score: "dot"}
+_BY_NAME = {name: fn for fn, name in _NAMED.items()}
 
 
 def _mean(column: Any) -> float:
@@ -308,6 +311,9 @@ write_predictions
             else:
                 values = self._evaluate_callable(fn_name, fn, *self._quantized(queries, corpus))
             self.results[fn_name] = values
+            if self.write_predictions and output_path is not None:
+                self._write_predictions(output_path, fn_name, fn if similarity is None else _BY_NAME[similarity],
+                                        *self._quantized(queries, corpus))
             scores[fn_name] = {metric: {k: _mean(values.per_query[m]) for k, m in ks.items()}
                                for metric, ks in self._plan.items()}
             self._audit.update(self._audit_metrics(fn_name, values))
@@ -392,29 +398,28 @@ write_predictions
                 out[m] = frame[m].to_numpy(dtype=np.float64) * factor
         return out
 
-    def _evaluate_callable(self, fn_name: str, fn: Callable, queries: Any, corpus: Any) -> PerQuery:
-        """Rank the whole corpus by ``fn``'s scores (called as the original calls it, chunk by chunk) and
-        evaluate exactly: per query, every entry scoring at least its max(k)-th best is kept (the tie at
-        the cut whole), so entries left out rank below every measure's cutoff."""
-        import pandas as pd
-
+    def _window(self, fn_name: str, fn: Callable, queries: Any, corpus: Any) -> tuple[list, list]:
+        """Per query, the scores and corpus positions of every entry scoring at least its max(k)-th best
+        score by ``fn`` (the tie at the cut whole), ``fn`` called as the original calls it: all queries
+        against one chunk of ``corpus_chunk_size`` entries at a time."""
         max_k = self._max_k()
         n_q = len(queries)
         kept_scores: list[np.ndarray] = [np.empty(0)] * n_q
         kept_docs: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n_q
         for start in trange(0, len(corpus), self.corpus_chunk_size, desc="Corpus Chunks",
                             disable=not self.show_progress_bar):
-            block = fn(queries, corpus[start:start + self.corpus_chunk_size])
-            block = np.asarray(torch.as_tensor(block).detach().to("cpu", torch.float64))
-            if block.shape != (n_q, min(self.corpus_chunk_size, len(corpus) - start)):
+            size = min(self.corpus_chunk_size, len(corpus) - start)
+            block = fn(queries, corpus[start:start + size])
+            block = np.asarray(torch.as_tensor(block).detach().to("cpu", torch.float64))   # exact
+            if block.shape != (n_q, size):
                 raise InputError(f"score function {fn_name!r} returned shape {block.shape} for {n_q} queries and "
-                                 f"{min(self.corpus_chunk_size, len(corpus) - start)} corpus entries")
+                                 f"{size} corpus entries")
             if np.isnan(block).any():
                 i, j = np.argwhere(np.isnan(block))[0]
                 raise InputError(f"score function {fn_name!r} gave NaN for query {self.queries_ids[i]!r} and "
                                  f"corpus id {self.corpus_ids[start + j]!r}", query=self.queries_ids[i])
-            if block.shape[1] > max_k:   # the chunk's own cut first: its max(k)-th best score per query
-                cut = np.partition(block, block.shape[1] - max_k, axis=1)[:, block.shape[1] - max_k]
+            if size > max_k:   # the chunk's own cut first: its max(k)-th best score per query
+                cut = np.partition(block, size - max_k, axis=1)[:, size - max_k]
                 keep = block >= cut[:, None]
             else:
                 keep = np.ones(block.shape, dtype=bool)
@@ -427,6 +432,15 @@ write_predictions
                     inside = s >= kth
                     s, d = s[inside], d[inside]
                 kept_scores[i], kept_docs[i] = s, d
+        return kept_scores, kept_docs
+
+    def _evaluate_callable(self, fn_name: str, fn: Callable, queries: Any, corpus: Any) -> PerQuery:
+        """Rank the whole corpus by ``fn``'s scores and evaluate exactly: entries left out of a query's
+        :meth:`_window` rank below every measure's cutoff, whatever the order of ties."""
+        import pandas as pd
+
+        kept_scores, kept_docs = self._window(fn_name, fn, queries, corpus)
+        n_q = len(queries)
         sizes = [len(s) for s in kept_scores]
         run = pd.DataFrame({"query_id": np.repeat(np.arange(n_q, dtype=np.int64), sizes),
                             "doc_id": np.concatenate(kept_docs) if n_q else np.empty(0, np.int64),
@@ -436,6 +450,20 @@ write_predictions
         bounds: Any = (res.lower, res.upper)   # computed: bounds=True
         values, lower, upper = (frame.loc[order].reset_index(drop=True) for frame in (res.per_query, *bounds))
         return PerQuery(values, lower, upper, audit=None)
+
+    def _write_predictions(self, output_path: str, fn_name: str, fn: Callable, queries: Any, corpus: Any) -> None:
+        """The original's predictions file of one score function: per query its top max(k) entries by
+        ``fn``'s scores, ties broken by corpus id (the original's order), as JSON lines."""
+        kept_scores, kept_docs = self._window(fn_name, fn, queries, corpus)
+        os.makedirs(output_path, exist_ok=True)
+        path = os.path.join(output_path, self.predictions_file.replace(".jsonl", f"_{fn_name}.jsonl"))
+        with open(path, mode="w", encoding="utf-8") as out:
+            for i, (scores, docs) in enumerate(zip(kept_scores, kept_docs)):
+                hits = sorted(((float(score), self.corpus_ids[j]) for score, j in zip(scores, docs)),
+                              key=lambda hit: (-hit[0], hit[1]))[:self._max_k()]
+                out.write(json.dumps({"query_id": self.queries_ids[i], "query": self.queries[i],
+                                      "results": [{"corpus_id": cid, "score": score} for score, cid in hits]})
+                          + "\n")
 
     # ---------------------------------------------------------------------------------- the audit
 
