@@ -432,6 +432,24 @@ def test_runs_in_sentence_transformer_trainer(tmp_path):
     assert logged   # the evaluation during training, at step 1
 
 
+# the old fit API builds a DataLoader with pin_memory=True, which torch warns about on a machine without GPU
+@pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true:UserWarning")
+def test_runs_in_model_fit(tmp_path):
+    from sentence_transformers import InputExample
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from torch.utils.data import DataLoader
+
+    model, queries, corpus, relevant, _ = random_case(15, 4, 16, 8)
+    ev = InformationRetrievalEvaluator(queries, corpus, relevant, name="dev")
+    examples = [InputExample(texts=[q, c]) for q, c in zip(queries.values(), list(corpus.values())[:4])]
+    seen = []
+    model.fit(train_objectives=[(DataLoader(examples, batch_size=4), MultipleNegativesRankingLoss(model))],
+              evaluator=ev, epochs=1, output_path=str(tmp_path), show_progress_bar=False,
+              callback=lambda score, epoch, steps: seen.append(score))
+    assert seen == [ev(model)["dev_cosine_ndcg@10"]]   # the callback gets the primary metric
+    assert (tmp_path / "eval" / "Information-Retrieval_evaluation_dev_results.csv").exists()
+
+
 # --------------------------------------------------------------------------------------------- errors
 
 

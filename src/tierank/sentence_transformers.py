@@ -17,9 +17,11 @@ entry is ranked, and a measure's value is its exact mean over every ordering of 
   ``score_functions``): the scores are computed exactly in the chosen ``precision`` (each one rounding of
   the exact value), so the ties are the real ties of that precision;
 * any other score function (a callable, e.g. Euclidean or Manhattan): it is called as the original calls
-  it (all queries against one corpus chunk of ``corpus_chunk_size``), and its scores, taken as it returns
-  them, are ranked whole: every corpus entry whose score reaches a query's ``max(k)``-th best is kept (the
-  tie at the cut whole), so no tie is decided by the chunking or by ``torch.topk``.
+  it (all queries against one corpus chunk of ``corpus_chunk_size``; quantized embeddings as float32,
+  binary ones unpacked to 0 / 1, as ``EmbeddingSimilarityEvaluator`` feeds them), and its scores, taken
+  as it returns them, are ranked whole: every corpus entry whose score reaches a query's ``max(k)``-th
+  best is kept (the tie at the cut whole) and evaluated by :func:`tierank.evaluate`, so no tie is decided
+  by the chunking or by ``torch.topk``. "Exact" is then about the ties of those scores, not their rounding.
 
 Measures (the original's definitions, each computed by a tierank measure): accuracy@k is ``Success@k``,
 precision@k ``P@k`` (hits / k), recall@k ``R@k``, mrr@k ``RR@k``, ndcg@k ``nDCG@k`` (binary gains, ideal DCG
@@ -60,7 +62,7 @@ except ImportError:   # pragma: no cover - the extra is installed in the tests
 from .api import evaluate, evaluate_embeddings
 from .errors import InputError
 
-__all__ = ["InformationRetrievalEvaluator", "PRECISIONS", "TIES", "MEASURES"]
+__all__ = ["InformationRetrievalEvaluator", "PerQuery", "PRECISIONS", "TIES", "MEASURES"]
 
 logger = logging.getLogger(__name__)
 
@@ -140,9 +142,10 @@ write_predictions
 
     Attributes
     ----------
-    results : dict
-        After a call: ``{score function name: tierank.Results}`` (per query values and their bounds),
-        the queries indexed by their position in ``queries_ids``.
+    results : dict of str to PerQuery
+        After a call: per score function, the per-query values and their exact bounds (DataFrames indexed
+        by position in ``queries_ids``, one column per tierank measure) and, for cosine and dot,
+        :func:`tierank.evaluate_embeddings`' tie audit.
 
     Examples
     --------
