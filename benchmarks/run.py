@@ -265,6 +265,8 @@ EXTRAS = [
      ["--repeat", "10"], ["--repeat", "3"]),
     ("tierank.pytrec_eval against pytrec_eval from the same dicts, both tie modes (issue 29)", "bench_pytrec_eval.py",
      ["--queries", "2000,10000"], ["--queries", "200"]),
+    ("evaluate_embeddings against its floors: int8 GEMM, Hamming distances (issue 30)", "bench_embeddings.py",
+     [], ["--quick"]),
 ]
 
 

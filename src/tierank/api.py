@@ -427,8 +427,9 @@ default="expected"
         Two-stage search: the top ``candidates`` items of each query by the first stage (``precision``;
         the tie at the cut kept whole) are rescored with float queries (``query_precision`` if it is a
         float precision, else float32) against the corpus in ``rescore`` precision ("float32": both in
-        float32; "int8": float queries against the int8 corpus), and that second ranking, with its
-        ties, is evaluated; the other items are not retrieved. sentence-transformers'
+        float32; "int8": float queries against the int8 corpus), by ``similarity`` (the dot product
+        after a Hamming first stage), and that second ranking, with its ties, is evaluated; the other
+        items are not retrieved. sentence-transformers'
         ``rescore_multiplier * top_k`` is ``candidates``.
     candidates : int, optional
         The first stage's number of candidates (with ``rescore``).
@@ -506,7 +507,8 @@ default="expected"
     if rescore is not None:
         rq = qp if qp in FLOAT_PRECISIONS else "float32"
         rescorer = Scorer(_encode(q, rq, "queries", calibration_embeddings),
-                          _encode(c, rescore, "corpus", calibration_embeddings), similarity)
+                          _encode(c, rescore, "corpus", calibration_embeddings),
+                          "dot" if similarity == "hamming" else similarity)
     rel = make_relevance(relevance, q.shape[0], c.shape[0], query_ids=query_ids, corpus_ids=corpus_ids,
                          query_labels=query_labels, corpus_labels=corpus_labels)
     import pandas as pd

@@ -32,7 +32,7 @@ NOISE = 2.0 ** -46
 
 @dataclass(eq=False)
 class TieAudit:
-    """What the ties of an evaluation decide (see :mod:`tierank.embedding_results`).
+    """What the ties of an evaluation decide: the tie audit of :func:`tierank.evaluate_embeddings`.
 
     Attributes
     ----------

@@ -1,7 +1,7 @@
 """Dense and quantized embeddings: exact scores in every precision, and sentence-transformers' quantization.
 
-:func:`tierank.evaluate_embeddings` (in :mod:`tierank.api`, above this package) ranks the whole corpus for
-every query by exact scores (:mod:`tierank.embeddings.scores`), so ties are the real ties of the precision:
+:func:`tierank.evaluate_embeddings` (in ``tierank.api``, above this package) ranks the whole corpus for
+every query by exact scores (``tierank.embeddings.scores``), so ties are the real ties of the precision:
 
 >>> import numpy as np, tierank
 >>> q = np.array([[1.0, 0.0]])

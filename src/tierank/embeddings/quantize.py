@@ -15,7 +15,7 @@ for ``binary`` (int8, offset -128) and ``ubinary`` (uint8).
 
 Float precisions: ``float32`` and ``float16`` are numpy's conversions of the values (float64 input is rounded
 once, to nearest even); ``bfloat16`` (numpy has none) is float32 rounded to its top 16 bits, to nearest even
-(:func:`round_significand` with 8 significant bits on the float32 values), as ``torch.Tensor.to(
+(``round_significand`` with 8 significant bits on the float32 values), as ``torch.Tensor.to(
 torch.bfloat16)`` rounds float32. Every value is then held in float64, which holds them exactly.
 """
 
@@ -139,7 +139,7 @@ def _words(packed: np.ndarray) -> np.ndarray:
 
 
 def encode(x: np.ndarray, precision: str, name: str, ranges: np.ndarray | None = None) -> Encoded:
-    """``x`` (from :func:`as_float_matrix`) in ``precision``: quantized from floats, or taken as it is."""
+    """``x`` (from ``as_float_matrix``) in ``precision``: quantized from floats, or taken as it is."""
     if precision in FLOAT_PRECISIONS:
         if x.dtype.kind != "f":
             raise InputError(f"{name} holds integers ({x.dtype}) but precision {precision!r} needs float embeddings")

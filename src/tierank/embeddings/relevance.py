@@ -5,7 +5,7 @@
   a set, list or tuple gives grade 1 to each);
 * a scipy sparse matrix or a dense array ``(n_queries, n_corpus)``;
 * class labels (``query_labels=`` / ``corpus_labels=``, as :func:`tierank.evaluate_codes` takes them),
-  turned into grades block by block (:func:`tierank.hashing.labels.make_grader`).
+  turned into grades block by block (``tierank.hashing.labels.make_grader``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..hashing.labels import Grader, make_grader
+from ..hashing.labels import BlockGrades, Grader, make_grader
 
-__all__ = ["Relevance", "make_relevance"]
+__all__ = ["Relevance", "make_relevance", "SparseBlockGrades"]
 
 
 class Relevance:
@@ -44,6 +44,20 @@ class Relevance:
         r = np.repeat(np.arange(rows.stop - rows.start), np.diff(self.indptr[rows.start:rows.stop + 1]))
         out[r, self.indices[lo:hi]] = self.grades[lo:hi]
         return out
+
+    def block(self, rows: slice) -> BlockGrades:
+        """The grades of queries ``rows`` as level indices tile by tile (for the counting of Hamming
+        distances, ``tierank.hashing.histogram.block_histogram``)."""
+        if self.grader is not None:
+            return self.grader.block(rows)
+        return SparseBlockGrades(self, rows)
+
+    def entries(self, rows: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The graded items of queries ``rows``: (row within the block, corpus index, grade), by row."""
+        assert self.indptr is not None and self.indices is not None and self.grades is not None
+        lo, hi = self.indptr[rows.start], self.indptr[rows.stop]
+        r = np.repeat(np.arange(rows.stop - rows.start), np.diff(self.indptr[rows.start:rows.stop + 1]))
+        return r, self.indices[lo:hi], self.grades[lo:hi]
 
     def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Corpus indices and grades of the items of query ``i`` with a grade (sparse form)."""
@@ -153,3 +167,26 @@ def make_relevance(relevance: Any, n_q: int, n_c: int, *, query_ids: Any = None,
         raise InputError(f"relevance has shape {arr.shape}; expected (n_queries, n_corpus) = ({n_q}, {n_c})")
     r, c = np.nonzero(arr)
     return _csr(r.astype(np.int64), c.astype(np.int64), arr[r, c].astype(np.float64), n_q, n_c, None)
+
+
+class SparseBlockGrades(BlockGrades):
+    """Level indices of a block of queries from sparse rows: 0 (grade 0) but at the graded items."""
+
+    def __init__(self, rel: Relevance, rows: slice) -> None:
+        self.r, self.c, g = rel.entries(rows)
+        self.levels = np.unique(np.concatenate(([0.0], g)))
+        self.zero = 0
+        self.lev = np.searchsorted(self.levels, g)
+        self._dtype = np.uint8 if len(self.levels) <= 256 else np.uint32
+        self._shape = (rows.stop - rows.start, rel.n_corpus)
+
+    def level_tile(self, rows: slice, cols: slice) -> np.ndarray:
+        out = np.zeros((rows.stop - rows.start, cols.stop - cols.start), dtype=self._dtype)
+        sel = (self.r >= rows.start) & (self.r < rows.stop) & (self.c >= cols.start) & (self.c < cols.stop)
+        out[self.r[sel] - rows.start, self.c[sel] - cols.start] = self.lev[sel]
+        return out
+
+    def grades(self) -> np.ndarray:
+        out = np.zeros(self._shape)
+        out[self.r, self.c] = self.levels[self.lev]
+        return out

@@ -7,7 +7,7 @@ never because of a kernel's summation order (docs/maths.md, "Exact scores of emb
   provably exact (``dim * max|a| * max|b| <= 2**24``: every partial sum is an integer float32 holds),
   else a float64 GEMM (exact below ``2**53``).
 * **bits** (``binary``, ``ubinary``): minus the Hamming distance (XOR and popcount,
-  :mod:`tierank.hashing.distance`). Dot and cosine of the +-1 vectors the bits stand for are
+  ``tierank.hashing.distance``). Dot and cosine of the +-1 vectors the bits stand for are
   ``nbits - 2 * hamming`` and that over ``nbits``: the same order, so the same key.
 * **integer cosine**: ``dot / |c|`` orders a query's items as the cosine does (``|q|`` is one constant
   per query). It is compared exactly: as ``sign(dot) * dot**2 / |c|**2``, a rational of integers, where
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 
@@ -102,8 +103,12 @@ def ratio_ranks(dot: np.ndarray, norm2: np.ndarray) -> np.ndarray:
     return rank
 
 
+def _max_abs(x: np.ndarray) -> int:
+    return max(abs(int(x.max())), abs(int(x.min())))
+
+
 class Scorer:
-    """Exact keys (higher is better) of queries against a corpus, both :class:`Encoded`.
+    """Exact keys (higher is better) of queries against a corpus, both ``tierank.embeddings.quantize.Encoded``.
 
     ``mode``: ``"bits"`` (minus Hamming distance, int64), ``"int"`` (integer dot, int64), ``"ratio"``
     (integer cosine: exact ranks per row, int64) or ``"float"`` (rounded exact dot, float64).
@@ -121,17 +126,19 @@ class Scorer:
             if queries.nbits != corpus.nbits:
                 raise InputError(f"queries have {queries.nbits} bits, the corpus {corpus.nbits}")
             self.mode = "bits"
+            self._bits_dtype = np.int16 if queries.nbits < 2 ** 15 else np.int64
         elif qk == "int" and ck == "int":
             self._check_dim()
             self.mode = "ratio" if similarity == "cosine" else "int"
-            qa = np.abs(queries.values.astype(np.int64)).max()
-            ca = np.abs(corpus.values.astype(np.int64)).max()
+            qa, ca = _max_abs(queries.values), _max_abs(corpus.values)
             dim = queries.values.shape[1]
-            self._gemm = np.float32 if dim * int(qa) * int(ca) <= 2 ** 24 else np.float64
+            # every partial sum of a GEMM is an integer of magnitude <= dim * qa * ca: float32 holds them
+            # all exactly up to 2**24 (int8 at dim 384: 384 * 128 * 128 < 2**23; uint8: 384 * 255 * 255 > 2**24)
+            self._gemm = np.float32 if dim * qa * ca <= 2 ** 24 else np.float64
             self._cnorm2 = None
             if self.mode == "ratio":
-                cv = corpus.values.astype(np.int64)
-                self._cnorm2 = np.einsum("ij,ij->i", cv, cv)
+                self._cnorm2 = np.concatenate([np.einsum("ij,ij->i", *(corpus.values[s:s + 65536].astype(np.int64),) * 2)
+                                               for s in range(0, self.n_corpus, 65536)])
         elif qk == "float":
             if ck == "bits":
                 if queries.values.shape[1] > corpus.nbits or queries.values.shape[1] <= corpus.nbits - 8:
@@ -184,13 +191,12 @@ class Scorer:
             x = c.values[cols]
         return self._normalise(x) if self.similarity == "cosine" else x
 
-    def _float_tile(self, rows: slice, cols: slice) -> np.ndarray:
-        q = self._qf[rows]
-        c = self._corpus_float(cols)
-        s = q @ c.T
-        dim = q.shape[1]
+    def _round_exact(self, s: np.ndarray, qnorm: np.ndarray, cnorm: np.ndarray, dim: int,
+                     exact: "Callable[[int], Fraction]") -> np.ndarray:
+        """The float64 sums ``s`` of exact products rounded to the precision, each exactly the correctly
+        rounded exact sum: where the error bound leaves two candidates, ``exact(flat index)`` decides."""
         gamma = dim * _U / (1 - dim * _U)
-        bound = 2 * gamma * self._qnorm[rows][:, None] * self._norm_up(c)[None, :]
+        bound = 2 * gamma * qnorm * cnorm
         lo = np.nextafter(s - bound, -np.inf)
         hi = np.nextafter(s + bound, np.inf)
         if self.precision == "float32":
@@ -200,20 +206,45 @@ class Scorer:
         else:
             r_lo, r_hi = round_significand(lo, self.precision), round_significand(hi, self.precision)
             out = round_significand(s, self.precision)
-        hard = r_lo != r_hi
-        if hard.any():   # the float64 sum is too close to a rounding boundary: sum exactly, round once
-            for i, j in zip(*np.nonzero(hard)):
-                out[i, j] = round_fraction(exact_dot(q[i], c[j]), self.precision)
+        hard = np.flatnonzero(r_lo != r_hi)
+        if len(hard):   # the float64 sum is too close to a rounding boundary: sum exactly, round once
+            flat = out.reshape(-1)
+            for i in hard:
+                flat[i] = round_fraction(exact(int(i)), self.precision)
         return out
+
+    def _float_tile(self, rows: slice, cols: slice) -> np.ndarray:
+        q = self._qf[rows]
+        c = self._corpus_float(cols)
+        n_c = c.shape[0]
+        return self._round_exact(q @ c.T, self._qnorm[rows][:, None], self._norm_up(c)[None, :], q.shape[1],
+                                 lambda i: exact_dot(q[i // n_c], c[i % n_c]))
+
+    def pair_keys(self, q_idx: np.ndarray, c_idx: np.ndarray) -> np.ndarray:
+        """The keys of the pairs ``(q_idx[i], c_idx[i])``: the same values :meth:`tile` gives them."""
+        if self.mode == "bits":
+            x = np.bitwise_xor(self.q.words[q_idx], self.c.words[c_idx])
+            return -np.bitwise_count(x).sum(axis=1, dtype=np.int64).astype(self._bits_dtype)
+        if self.mode in ("int", "ratio"):
+            g = self._gemm
+            # exact in any order: every partial sum is an integer within the dtype's exact range
+            return np.einsum("ij,ij->i", self.q.values[q_idx].astype(g), self.c.values[c_idx].astype(g))
+        q = self._qf[q_idx]
+        c = np.concatenate([self._corpus_float(slice(int(j), int(j) + 1)) for j in c_idx]) if len(c_idx) \
+            else np.zeros((0, q.shape[1]))
+        return self._round_exact(np.einsum("ij,ij->i", q, c), self._qnorm[q_idx], self._norm_up(c), q.shape[1],
+                                 lambda i: exact_dot(q[i], c[i]))
 
     # -- tiles and rows -----------------------------------------------------------------------------
     def tile(self, rows: slice, cols: slice) -> np.ndarray:
-        """Keys of queries ``rows`` x corpus items ``cols`` (``"ratio"``: the integer dot products)."""
-        if self.mode == "bits":
-            return -block_distances(self.q.words[rows], self.c.words[cols], self.q.nbits).astype(np.int64)
-        if self.mode in ("int", "ratio"):
+        """Keys of queries ``rows`` x corpus items ``cols``: exact values, in the dtype they come in (int16
+        or int64 minus Hamming distances; integer dot products as float32 / float64 integers; float64 scores).
+        ``"ratio"``: the integer dot products (:meth:`row_keys` ranks them)."""
+        if self.mode == "bits":   # minus the distance, int16 (distances are at most 65535 bits here)
+            return -block_distances(self.q.words[rows], self.c.words[cols], self.q.nbits).astype(self._bits_dtype)
+        if self.mode in ("int", "ratio"):   # integers held exactly by the GEMM's float dtype
             g = self._gemm
-            return (self.q.values[rows].astype(g) @ self.c.values[cols].astype(g).T).astype(np.int64)
+            return self.q.values[rows].astype(g) @ self.c.values[cols].astype(g).T
         return self._float_tile(rows, cols)
 
     def row_keys(self, rows: slice) -> np.ndarray:

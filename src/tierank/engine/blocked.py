@@ -607,40 +607,212 @@ def _integer_grades(g: np.ndarray) -> np.ndarray:
     return g
 
 
+def window_counts(counts: np.ndarray, k: int) -> np.ndarray:
+    """``counts[q, bin, level]`` whose bins are ties, best first, cut to the top ``k`` of each query with
+    the tie holding rank ``k`` kept whole (the bins after it emptied)."""
+    total = counts.sum(axis=2)
+    start = np.cumsum(total, axis=1) - total
+    return counts * (start < k)[:, :, None]
+
+
+def histogram_tie_mass(counts: np.ndarray, cutoffs: list[int]) -> dict[int, np.ndarray]:
+    """:func:`tie_mass` from ``counts[q, bin, level]`` whose bins are ties, best first."""
+    cum = np.cumsum(counts.sum(axis=2), axis=1)
+    out = {}
+    for k in cutoffs:
+        b = np.minimum((cum < k).sum(axis=1), cum.shape[1] - 1)   # the bin holding rank k
+        end = cum[np.arange(len(cum)), b]
+        out[k] = np.where(end > k, end - k, 0)
+    return out
+
+
+class _Anchors:
+    """The distinct keys of each query's graded items (its anchors), ascending and padded with +inf."""
+
+    def __init__(self, keys: np.ndarray, rows: np.ndarray, n_rows: int) -> None:
+        order = np.lexsort((keys, rows))
+        k, r = keys[order], rows[order]
+        new = np.ones(len(k), dtype=bool)
+        new[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
+        k, r = k[new], r[new]
+        self.m = np.bincount(r, minlength=n_rows)
+        width = max(1, int(self.m.max(initial=0)))
+        self.values = np.full((n_rows, width), np.inf)
+        first = np.concatenate(([0], np.cumsum(self.m)[:-1]))
+        self.values[r, np.arange(len(k)) - first[r]] = k
+        self.lowest = self.values[:, 0]            # +inf for a query with no graded item
+
+    def bins(self, rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The bin of each key (of query ``rows``): 2a for a key strictly between anchors with ``a``
+        anchors above it, 2a + 1 for a key equal to the anchor below ``a`` others (bins best first)."""
+        a = self.values[rows]
+        below = (a < keys[:, None]).sum(axis=1)
+        upto = (a <= keys[:, None]).sum(axis=1)
+        return 2 * (self.m[rows] - upto) + (upto - below)
+
+
+def anchored_counts(scorer: Any, relevance: Any, rows: slice, kmax: int | None, tile_cols: int
+                    ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray] | None]:
+    """Tie statistics of a block of queries against the whole corpus without ranking it.
+
+    Every measure depends on a ranking only through the grades in it, so the items of grade 0 between
+    two consecutive keys of graded items (the query's anchors) are interchangeable: they can be counted
+    as one bin. With anchors ``u_1 > ... > u_m``, the bins are ``> u_1``, ``== u_1``, ``(u_2, u_1)``,
+    ``== u_2``, ..., ``< u_m`` (2m + 1 of them): ties stay whole (a tie holding a graded item is an
+    ``==`` bin) and merging ties of grade 0 changes no measure in any tie mode that does not order items
+    by their position in the corpus. The corpus is scored tile by tile (exact keys), and only the keys at
+    or above the lowest anchor are placed; the others fall in the last bin.
+
+    ``kmax``: also keep, per query, every key at or above its ``kmax``-th best (the boundary tie whole),
+    for the tie mass and the top-k window. Returns ``(counts[q, bin, level], levels, top keys per query)``.
+    """
+    n_rows, n_c = rows.stop - rows.start, scorer.n_corpus
+    r_rel, c_rel, g_rel = relevance.entries(rows)
+    anchors = _Anchors(scorer.pair_keys(rows.start + r_rel, c_rel), r_rel, n_rows)
+    n_bins = 2 * anchors.values.shape[1] + 1
+    totals = np.zeros(n_rows * n_bins, dtype=np.int64)
+    last_bin = np.arange(n_rows) * n_bins + 2 * anchors.m
+    tau = np.full(n_rows, -np.inf)                 # keys below tau are not among a query's kmax best
+    top_r, top_v = np.zeros(0, dtype=np.int64), np.zeros(0)
+    for c0 in range(0, n_c, tile_cols):             # loop over tiles of the corpus
+        c1 = min(c0 + tile_cols, n_c)
+        tile = scorer.tile(rows, slice(c0, c1))
+        if kmax is not None and c0 == 0 and kmax < c1:   # a first tau: the first tile's kmax-th best keys
+            tau = np.partition(tile, c1 - kmax, axis=1)[:, c1 - kmax].astype(np.float64)
+        floor = np.minimum(anchors.lowest, tau) if kmax is not None else anchors.lowest
+        # anchors and tau are values of the tile's dtype (exact integers, or floats of the precision)
+        r, c = np.nonzero(tile >= floor[:, None].astype(tile.dtype))
+        v = tile[r, c]
+        placed = np.bincount(r, minlength=n_rows)
+        totals[last_bin] += (c1 - c0) - placed
+        totals += np.bincount(r * n_bins + anchors.bins(r, v.astype(np.float64)), minlength=len(totals))
+        if kmax is not None:   # the running top kmax of each query, boundary tie whole
+            keep = v >= tau[r]
+            top_r = np.concatenate([top_r, r[keep]])
+            top_v = np.concatenate([top_v, v[keep].astype(np.float64)])
+            order = np.lexsort((-top_v, top_r))
+            top_r, top_v = top_r[order], top_v[order]
+            first = np.searchsorted(top_r, np.arange(n_rows))
+            count = np.bincount(top_r, minlength=n_rows)
+            full = count >= kmax
+            tau = np.where(full, top_v[np.minimum(first + kmax - 1, len(top_v) - 1)] if len(top_v) else -np.inf,
+                           -np.inf)
+            keep = top_v >= tau[top_r]
+            top_r, top_v = top_r[keep], top_v[keep]
+    levels = np.unique(np.concatenate(([0.0], g_rel)))
+    counts = np.zeros((n_rows, n_bins, len(levels)), dtype=np.int64)
+    counts[:, :, 0] = totals.reshape(n_rows, n_bins)
+    rel_bins = anchors.bins(r_rel, scorer.pair_keys(rows.start + r_rel, c_rel).astype(np.float64))
+    lev = np.searchsorted(levels, g_rel)
+    np.add.at(counts, (r_rel, rel_bins, lev), 1)
+    np.subtract.at(counts, (r_rel, rel_bins, np.zeros_like(lev)), 1)
+    tops = None
+    if kmax is not None:
+        bounds = np.searchsorted(top_r, np.arange(n_rows + 1))
+        tops = [top_v[bounds[i]:bounds[i + 1]] for i in range(n_rows)]   # each descending
+    return counts, levels, tops
+
+
+def _top_tie_mass(tops: list[np.ndarray], cutoffs: list[int], n: int) -> dict[int, np.ndarray]:
+    out = {}
+    for k in cutoffs:
+        mass = np.zeros(len(tops), dtype=np.int64)
+        if k < n:
+            for i, t in enumerate(tops):   # loop over queries: their few top keys
+                kth = t[k - 1]
+                mass[i] = np.count_nonzero(t >= kth) - k
+        out[k] = mass
+    return out
+
+
+def _anchored_window(counts: np.ndarray, tops: list[np.ndarray], k: int) -> np.ndarray:
+    """Anchored ``counts`` cut to the items at or above each query's ``k``-th best key (the tie whole).
+    A bin cut in two is a gap of grade 0 between anchors: its first items are kept."""
+    retained = np.array([np.count_nonzero(t >= t[min(k, len(t)) - 1]) for t in tops])
+    total = counts.sum(axis=2)
+    start = np.cumsum(total, axis=1) - total
+    kept = np.clip(retained[:, None] - start, 0, total)
+    out = counts * (kept == total)[:, :, None]
+    partial = (kept > 0) & (kept < total)
+    out[partial, 0] = kept[partial]
+    return out
+
+
 def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, index: Any, k: int | None = None,
                                 block_size: int | None = None, memory: int = DEFAULT_MEMORY,
                                 progress: bool | None = None, user_bounds: bool = False,
-                                reference: Results | None = None, describe: dict | None = None,
-                                rescorer: Any = None, candidates: int | None = None) -> Results:
+                                reference: EmbeddingResults | None = None, describe: dict | None = None,
+                                rescorer: Any = None, candidates: int | None = None) -> EmbeddingResults:
     """Evaluate embeddings (see :func:`tierank.evaluate_embeddings`) a block of queries at a time.
 
-    ``scorer`` (:class:`tierank.embeddings.scores.Scorer`) gives the exact keys of a block of queries
-    against the whole corpus (computed tile by tile); ``relevance``
-    (:class:`tierank.embeddings.relevance.Relevance`) their grades. Each block is then ranked as
-    :func:`evaluate_matrix_blocked` ranks a block: counted (integer keys of small range: Hamming
-    distances) or sorted, through the @k window when every measure has a cutoff, or the top-``k``
-    window (boundary tie whole; the items below it are not retrieved) when ``k`` is given. ``opts``
-    must have ``bounds=True``: the tie audit needs them; ``user_bounds`` says whether the result shows them.
+    ``scorer`` (:class:`tierank.embeddings.scores.Scorer`) gives exact keys tile by tile; ``relevance``
+    (:class:`tierank.embeddings.relevance.Relevance`) the grades. Three ways to the tie statistics of a
+    block, the same values whatever the block size:
 
-    Two-stage search: ``rescorer`` (another Scorer) scores the first stage's top ``candidates`` of each
-    query (boundary tie whole), which make the ranking; the other items are judged but not retrieved.
+    * **counted** (``ties`` not a fixed order): binary embeddings by per-query histograms of (Hamming
+      distance, grade), as :func:`evaluate_codes_blocked` counts them; integer dot products and float
+      scores by :func:`anchored_counts` (no sort, the corpus in tiles, memory per query independent of
+      the corpus size);
+    * **ranked** (the fixed orders ``input``, ``trec_eval``, ``random``; integer cosine; labels; two
+      stages): the whole row of keys, ranked as :func:`evaluate_matrix_blocked` ranks a block, through
+      the @k window when every measure has a cutoff.
+
+    ``k``: each query retrieves its top ``k`` (boundary tie whole); the other items are judged but not
+    retrieved. Two stages: ``rescorer`` (another Scorer) scores the first stage's top ``candidates``
+    (boundary tie whole), which make the ranking. ``opts`` must have ``bounds=True``: the tie audit needs
+    them; ``user_bounds`` says whether the result shows them.
     """
     n_q, n_c = scorer.n_queries, scorer.n_corpus
-    plan = (int(k), None) if k is not None else topk_plan(opts.distinct)
-    if plan is not None and plan[0] >= n_c:
-        plan = None
     cutoffs = sorted({m.cutoff for m in opts.distinct if m.cutoff is not None} | ({int(k)} if k is not None else set()))
-    step = block_rows(n_c, topk=plan is not None, ties=opts.ties, bounds=True, block_size=block_size, memory=memory)
+    kmax = max(cutoffs) if cutoffs else None
+    path = "ranked"
+    if rescorer is None and opts.ties in ORDER_FREE_MODES:
+        if scorer.mode == "bits":
+            path = "histogram"
+        elif relevance.sparse and scorer.mode in ("int", "float"):
+            path = "anchored"
     bar = ProgressBar(progress, n_q, "queries", "query")
     masses: dict[int, list[np.ndarray]] = {c: [] for c in cutoffs}
 
-    def blocks() -> Iterator[tuple[TieOrderings, np.ndarray]]:
-        for r0 in range(0, n_q, step):  # loop over blocks of queries
-            r1 = min(r0 + step, n_q)
+    if path == "histogram":
+        step = block_size or max(1, memory // ((scorer.q.nbits + 1) * 8 * 4 * 4))
+
+        def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
+            bg = relevance.block(slice(r0, r1))
+            counts = block_histogram(scorer.q.words[r0:r1], scorer.c.words, scorer.q.nbits, bg)
+            for c, v in histogram_tie_mass(counts, cutoffs).items():
+                masses[c].append(v)
+            ranked = counts if k is None else window_counts(counts, int(k))
+            stats = histogram_stats(ranked, bg.levels, judged_counts=counts if ranked is not counts else None)
+            return TieOrderings(stats), np.arange(r0, r1)
+    elif path == "anchored":
+        step = block_size or 256
+        tile_cols = 8192 if scorer.mode == "int" else 1024
+
+        def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
+            counts, levels, tops = anchored_counts(scorer, relevance, slice(r0, r1), kmax, tile_cols)
+            if tops is not None:
+                for c, v in _top_tie_mass(tops, cutoffs, n_c).items():
+                    masses[c].append(v)
+            ranked = counts
+            if k is not None and k < n_c:
+                assert tops is not None   # kept up to kmax >= k
+                ranked = _anchored_window(counts, tops, int(k))
+            stats = TieStats.from_histogram(ranked, levels, judged_counts=counts if ranked is not counts else None)
+            return TieOrderings(stats), np.arange(r0, r1)
+    else:
+        plan = (int(k), None) if k is not None else topk_plan(opts.distinct)
+        if plan is not None and plan[0] >= n_c:
+            plan = None
+        step = block_rows(n_c, topk=plan is not None, ties=opts.ties, bounds=True, block_size=block_size,
+                          memory=memory)
+
+        def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
             keys = scorer.row_keys(slice(r0, r1))
             grades = relevance.dense(slice(r0, r1))
             valid = None
             if rescorer is not None:   # two stages: the first one's candidates, scored by the second
+                assert candidates is not None
                 valid = window(keys, candidates)
                 keys = rescorer.row_keys(slice(r0, r1))
             for c, v in tie_mass(keys, cutoffs, valid).items():
@@ -648,17 +820,19 @@ def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, i
             counted = None
             if opts.ties in ORDER_FREE_MODES and plan is None and valid is None:
                 counted = histogram_rows(_integer_grades(grades), keys, None)
-            if counted is not None:   # integer keys of small range (Hamming distances): count, no sort
+            if counted is not None:   # integer keys of small range: count, no sort
                 stats, keep = counted
-                rows, orderings = np.arange(r0, r1)[keep], TieOrderings(stats)
-            else:
-                ranked, rows = rank_rows(grades, keys, valid, r0, n_c, plan=plan, ties=opts.ties, seed=opts.seed,
-                                         judge_all=True)
-                assert ranked is not None   # every query is ranked against the whole (non-empty) corpus
-                orderings = TieOrderings.from_ranked(ranked, opts.seed)
-            del keys, grades
+                return TieOrderings(stats), np.arange(r0, r1)[keep]
+            ranked, rows = rank_rows(grades, keys, valid, r0, n_c, plan=plan, ties=opts.ties, seed=opts.seed,
+                                     judge_all=True)
+            assert ranked is not None   # every query is ranked against the whole (non-empty) corpus
+            return TieOrderings.from_ranked(ranked, opts.seed), rows
+
+    def blocks() -> Iterator[tuple[TieOrderings, np.ndarray]]:
+        for r0 in range(0, n_q, step):  # loop over blocks of queries
+            r1 = min(r0 + step, n_q)
+            yield block(r0, r1)
             bar.update(r1 - r0)
-            yield orderings, rows
 
     values = evaluate_blocks(blocks(), opts, "query")
     bar.close()
