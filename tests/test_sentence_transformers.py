@@ -208,7 +208,7 @@ def test_signature_is_the_originals_plus_keywords():
         assert ours[name].default == theirs[name].default, name
         assert ours[name].kind == theirs[name].kind, name
     extra = list(ours)[len(names):]
-    assert extra == ["precision", "ties"]
+    assert extra == ["precision", "ties", "reference_precision"]
     assert all(ours[name].kind is inspect.Parameter.KEYWORD_ONLY for name in extra)
     assert issubclass(InformationRetrievalEvaluator, Original)
     assert issubclass(InformationRetrievalEvaluator, BaseEvaluator)
@@ -397,6 +397,21 @@ def test_precision_names_the_csv_as_embedding_similarity_evaluator_does(tmp_path
     assert "dev_cosine_ndcg@10" in metrics
 
 
+def test_reference_precision_is_the_same_evaluation_in_that_precision():
+    model, queries, corpus, relevant, _ = random_case(16, 6, 40, 8)
+    for kwargs in ({}, {"score_functions": {"manhattan": manhattan_sim}}):
+        name = "manhattan" if kwargs else "cosine"
+        ev = InformationRetrievalEvaluator(queries, corpus, relevant, precision="binary", reference_precision="float32",
+                                           **kwargs)
+        got = ev(model)
+        assert list(got)[-1] == f"{name}_ndcg@10_reference"
+        float32 = InformationRetrievalEvaluator(queries, corpus, relevant, **kwargs)(model)
+        binary = InformationRetrievalEvaluator(queries, corpus, relevant, precision="binary", **kwargs)(model)
+        assert got[f"{name}_ndcg@10_reference"] == float32[f"{name}_ndcg@10"]
+        assert {key: got[key] for key in binary} == binary
+        assert ev.get_config_dict() == {"precision": "binary", "reference_precision": "float32"}
+
+
 def test_model_evaluate_and_sequential_evaluator(tmp_path):
     model, queries, corpus, relevant, _ = random_case(13, 4, 20, 5)
     ev = InformationRetrievalEvaluator(queries, corpus, relevant, name="a")
@@ -456,6 +471,7 @@ def test_runs_in_model_fit(tmp_path):
 @pytest.mark.parametrize("kwargs, message", [
     ({"precision": "int4"}, "precision must be one of float32"),
     ({"ties": "trec_eval"}, "ties must be one of expected, lower, upper"),
+    ({"reference_precision": "int8"}, "reference_precision must be one of float32, float16, bfloat16"),
     ({"ndcg_at_k": [0]}, "ndcg_at_k must be a non-empty list of positive integers"),
     ({"map_at_k": 10}, "map_at_k must be a list of positive integers"),
     ({"mrr_at_k": []}, "mrr_at_k must be a non-empty list"),

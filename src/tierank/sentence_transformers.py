@@ -31,7 +31,8 @@ or not, as the original does.
 After the original's keys come the tie audit's, one set per score function: ``{score}_tie_dependent_share``
 (the share of queries where at least one measure depends on the order of tied entries: its exact minimum
 is below its maximum) and the exact bounds of the ndcg the primary metric uses
-(``{score}_ndcg@10_lower`` / ``_upper``). No original key ends so, so they cannot collide.
+(``{score}_ndcg@10_lower`` / ``_upper``); with ``reference_precision=``, that ndcg at the reference
+precision (``{score}_ndcg@10_reference``). No original key ends so, so they cannot collide.
 """
 
 from __future__ import annotations
@@ -62,12 +63,14 @@ except ImportError:   # pragma: no cover - the extra is installed in the tests
 from .api import evaluate, evaluate_embeddings
 from .errors import InputError
 
-__all__ = ["InformationRetrievalEvaluator", "PerQuery", "PRECISIONS", "TIES", "MEASURES"]
+__all__ = ["InformationRetrievalEvaluator", "PerQuery", "PRECISIONS", "FLOAT_PRECISIONS", "TIES", "MEASURES"]
 
 logger = logging.getLogger(__name__)
 
 #: The ``precision=`` values: the embeddings' precision before scoring
 PRECISIONS = ("float32", "float16", "bfloat16", "int8", "uint8", "binary", "ubinary")
+#: The ``reference_precision=`` values
+FLOAT_PRECISIONS = ("float32", "float16", "bfloat16")
 #: The ``ties=`` values: the exact mean over tie orderings, or its exact minimum / maximum
 TIES = ("expected", "lower", "upper")
 #: ``{the original's metric name: (its constructor argument, the tierank measure at k)}``, in the order of
@@ -99,6 +102,8 @@ class PerQuery:
 
     def __init__(self, per_query: Any, lower: Any, upper: Any, audit: Any) -> None:
         self.per_query, self.lower, self.upper, self.audit = per_query, lower, upper, audit
+        #: the same at ``reference_precision`` (None without one)
+        self.reference: PerQuery | None = None
 
     def tie_dependent_share(self) -> float:
         """The share of queries whose value of at least one measure depends on the order of tied entries
@@ -139,6 +144,10 @@ write_predictions
     ties : {"expected", "lower", "upper"}, default="expected"
         Keyword only. The exact mean over all orderings of tied corpus entries, or its exact minimum or
         maximum.
+    reference_precision : {"float32", "float16", "bfloat16"}, optional
+        Keyword only. Also evaluate the same embeddings in this precision and add
+        ``{score}_ndcg@{k}_reference`` to the keys: beside ``precision``'s value and bounds, what the
+        quantization cost.
 
     Attributes
     ----------
@@ -195,9 +204,13 @@ write_predictions
         *,
         precision: str = "float32",
         ties: str = "expected",
+        reference_precision: str | None = None,
     ) -> None:
         if precision not in PRECISIONS:
             raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if reference_precision is not None and reference_precision not in FLOAT_PRECISIONS:
+            raise InputError(f"reference_precision must be one of {', '.join(FLOAT_PRECISIONS)} (or None), got "
+                             f"{reference_precision!r}")
         if ties not in TIES:
             raise InputError(f"ties must be one of {', '.join(TIES)} (the exact mean, minimum or maximum over "
                              f"the orderings of tied corpus entries), got {ties!r}")
@@ -229,6 +242,7 @@ write_predictions
             raise InputError("no query of queries has a relevant document in relevant_docs: nothing to evaluate")
         self.precision = precision
         self.ties = ties
+        self.reference_precision = reference_precision
         if precision != "float32":
             self.csv_file = self.csv_file.replace("_results.csv", f"_{precision}_results.csv")
         self.results: dict[str, Any] = {}
@@ -309,14 +323,13 @@ write_predictions
         functions: dict[str, Callable] = self.score_functions or {}   # set by __call__ before this
         for fn_name, fn in functions.items():
             similarity = self._similarity_name(fn, model)
-            if similarity is not None:
-                values = self._evaluate_named(similarity, queries, corpus)
-            else:
-                values = self._evaluate_callable(fn_name, fn, *self._quantized(queries, corpus))
+            values = self._evaluate(fn_name, fn, similarity, queries, corpus, self.precision)
+            if self.reference_precision is not None:
+                values.reference = self._evaluate(fn_name, fn, similarity, queries, corpus, self.reference_precision)
             self.results[fn_name] = values
             if self.write_predictions and output_path is not None:
                 self._write_predictions(output_path, fn_name, fn if similarity is None else _BY_NAME[similarity],
-                                        *self._quantized(queries, corpus))
+                                        *self._quantized(queries, corpus, self.precision))
             scores[fn_name] = {metric: {k: _mean(values.per_query[m]) for k, m in ks.items()}
                                for metric, ks in self._plan.items()}
             self._audit.update(self._audit_metrics(fn_name, values))
@@ -330,21 +343,27 @@ write_predictions
     # the original's alias
     compute_metrices = compute_all_metrics
 
-    def _quantized(self, queries: Any, corpus: Any) -> tuple[Any, Any]:
+    def _evaluate(self, fn_name: str, fn: Callable, similarity: str | None, queries: Any, corpus: Any,
+                  precision: str) -> PerQuery:
+        if similarity is not None:
+            return self._evaluate_named(similarity, queries, corpus, precision)
+        return self._evaluate_callable(fn_name, fn, *self._quantized(queries, corpus, precision))
+
+    @staticmethod
+    def _quantized(queries: Any, corpus: Any, precision: Any) -> tuple[Any, Any]:
         """The embeddings in ``precision`` as float32 tensors (binary: unpacked bits), as
         ``EmbeddingSimilarityEvaluator`` feeds quantized embeddings to score functions."""
-        if self.precision == "float32":
+        if precision == "float32":
             return queries, corpus
         q = queries.detach().float().cpu().numpy()
         c = corpus.detach().float().cpu().numpy()
-        if self.precision in ("float16", "bfloat16"):
-            dtype = torch.float16 if self.precision == "float16" else torch.bfloat16
+        if precision in ("float16", "bfloat16"):
+            dtype = torch.float16 if precision == "float16" else torch.bfloat16
             return (torch.from_numpy(q).to(dtype).float(), torch.from_numpy(c).to(dtype).float())
-        precision: Any = self.precision
         qq: Any = quantize_embeddings(q, precision, calibration_embeddings=c)
         cq: Any = quantize_embeddings(c, precision, calibration_embeddings=c)
-        if self.precision in ("binary", "ubinary"):
-            offset = 128 if self.precision == "binary" else 0
+        if precision in ("binary", "ubinary"):
+            offset = 128 if precision == "binary" else 0
             qq = np.unpackbits((qq.astype(np.int16) + offset).astype(np.uint8), axis=1)
             cq = np.unpackbits((cq.astype(np.int16) + offset).astype(np.uint8), axis=1)
         return torch.from_numpy(qq.astype(np.float32)), torch.from_numpy(cq.astype(np.float32))
@@ -358,7 +377,7 @@ write_predictions
             return str(model.similarity_fn_name)
         return None
 
-    def _evaluate_named(self, similarity: str, queries: Any, corpus: Any) -> PerQuery:
+    def _evaluate_named(self, similarity: str, queries: Any, corpus: Any, precision: str) -> PerQuery:
         """Cosine or dot by :func:`tierank.evaluate_embeddings`: scores exact in ``precision``, every
         corpus entry ranked; relevant ids outside the corpus then counted in R (:meth:`_with_absent`)."""
         q = np.asarray(torch.as_tensor(queries).detach().to("cpu", torch.float32))
@@ -366,8 +385,8 @@ write_predictions
         positions = self._positions()
         relevance = {i: dict.fromkeys(found, 1) for i, (found, _) in enumerate(positions) if found}
         res = evaluate_embeddings(q, c, relevance, self._measures(), similarity=similarity,
-                                  precision=self.precision, ties=self.ties, bounds=True,
-                                  calibration_embeddings=c if self.precision in ("int8", "uint8") else None,
+                                  precision=precision, ties=self.ties, bounds=True,
+                                  calibration_embeddings=c if precision in ("int8", "uint8") else None,
                                   progress=bool(self.show_progress_bar))
         bounds: Any = (res.lower, res.upper)   # computed: bounds=True
         values, lower, upper = (self._with_absent(frame.reset_index(drop=True), positions)
@@ -474,9 +493,12 @@ write_predictions
         """The tie audit's keys of one score function (module docstring)."""
         k = max(self.ndcg_at_k)
         ndcg = self._plan["ndcg@k"][k]
-        return {f"{fn_name}_tie_dependent_share": values.tie_dependent_share(),
+        keys = {f"{fn_name}_tie_dependent_share": values.tie_dependent_share(),
                 f"{fn_name}_ndcg@{k}_lower": _mean(values.lower[ndcg]),
                 f"{fn_name}_ndcg@{k}_upper": _mean(values.upper[ndcg])}
+        if values.reference is not None:
+            keys[f"{fn_name}_ndcg@{k}_reference"] = _mean(values.reference.per_query[ndcg])
+        return keys
 
     def get_config_dict(self) -> dict[str, Any]:
         """The original's configuration for the model card, with ``precision`` and ``ties`` when not the
@@ -486,4 +508,6 @@ write_predictions
             config["precision"] = self.precision
         if self.ties != "expected":
             config["ties"] = self.ties
+        if self.reference_precision is not None:
+            config["reference_precision"] = self.reference_precision
         return config
