@@ -232,11 +232,13 @@ def measure_values(ev) -> dict[str, str]:
     return out
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
 @given(seed=st.integers(0, 10**6), n_q=st.integers(1, 5), n_c=st.integers(2, 14),
        similarity=st.sampled_from(["cosine", "dot", "manhattan"]), ks=st.lists(st.integers(1, 8), min_size=1,
-                                                                               max_size=2))
-def test_tied_embeddings_against_brute_force(seed, n_q, n_c, similarity, ks):
+                                                                               max_size=2),
+       chunk=st.integers(1, 14))
+def test_tied_embeddings_against_brute_force(seed, n_q, n_c, similarity, ks, chunk):
+    """Ties inside a chunk, across chunks and across the cut at max(k) (corpus_chunk_size from 1)."""
     rng = np.random.default_rng(seed)
     # 10 words sharing 3 vectors: texts of one or two words often have the same embedding
     distinct = rng.standard_normal((3, 3))
@@ -251,7 +253,8 @@ def test_tied_embeddings_against_brute_force(seed, n_q, n_c, similarity, ks):
     relevant = {f"q{i}": {f"d{j}" for j in np.flatnonzero(grades[i])} for i in range(n_q)}
     keys = float64_scores(model, q_texts, c_texts, similarity)
     assume(separated(keys))
-    kwargs = dict(mrr_at_k=ks, ndcg_at_k=ks, accuracy_at_k=ks, precision_recall_at_k=ks, map_at_k=ks)
+    kwargs = dict(mrr_at_k=ks, ndcg_at_k=ks, accuracy_at_k=ks, precision_recall_at_k=ks, map_at_k=ks,
+                  corpus_chunk_size=chunk)
     if similarity == "manhattan":
         kwargs["score_functions"] = {"manhattan": manhattan_sim}
     ev = InformationRetrievalEvaluator(queries, corpus, relevant, **kwargs)
