@@ -191,11 +191,11 @@ def test_quantization_matches_sentence_transformers():
 
 
 @given(st.integers(0, 10 ** 6), st.integers(1, 5), st.sampled_from(["int8", "binary", "float16", "bfloat16"]),
-       st.sampled_from(["dot", "cosine"]))
-@settings(max_examples=25, deadline=None)
-def test_block_size_invariance(seed, block_size, precision, similarity):
+       st.sampled_from(["dot", "cosine"]), st.sampled_from([None, 3]), st.sampled_from(["expected", "input"]))
+@settings(max_examples=40, deadline=None)
+def test_block_size_invariance(seed, block_size, precision, similarity, k, ties):
     q, c, rel = data(seed, n_q=6, n_c=9)
-    kwargs = dict(similarity=similarity, precision=precision, bounds=True, calibration_embeddings=c)
+    kwargs = dict(similarity=similarity, precision=precision, bounds=True, calibration_embeddings=c, k=k, ties=ties)
     whole = tierank.evaluate_embeddings(q, c, rel, MEASURES, **kwargs)
     blocked = tierank.evaluate_embeddings(q, c, rel, MEASURES, block_size=block_size, **kwargs)
     assert whole == blocked

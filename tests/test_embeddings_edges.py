@@ -305,13 +305,15 @@ def test_bfloat16_rounding_matches_torch():
     assert np.array_equal(ours, theirs)
 
 
-@given(st.integers(0, 10 ** 6), st.sampled_from(["int8", "float16", "binary"]), st.sampled_from([None, 2, 5]))
-@settings(max_examples=30, deadline=None)
-def test_counted_and_ranked_paths_agree(seed, precision, k):
+@given(st.integers(0, 10 ** 6), st.sampled_from(["int8", "uint8", "float16", "binary"]), st.sampled_from([None, 2, 5]),
+       st.sampled_from(["dot", "cosine"]))
+@settings(max_examples=40, deadline=None)
+def test_counted_and_ranked_paths_agree(seed, precision, k, similarity):
     # expected values are counted (no sort); optimistic/pessimistic are counted too; "input" ranks every
     # row: its bounds must be the same exact min and max
     q, c, rel = data(seed, n_q=4, n_c=9, dim=5, levels=2)
-    kw = dict(precision=precision, similarity="dot", bounds=True, k=k, calibration_embeddings=c)
+    c[5] = 2 * c[4]                                          # the same direction: an exact cosine tie
+    kw = dict(precision=precision, similarity=similarity, bounds=True, k=k, calibration_embeddings=c)
     counted = tierank.evaluate_embeddings(q, c, rel, ["AP", "nDCG@3", "RR"], **kw)
     ranked = tierank.evaluate_embeddings(q, c, rel, ["AP", "nDCG@3", "RR"], ties="input", **kw)
     assert np.allclose(counted.lower.to_numpy(), ranked.lower.to_numpy(), rtol=0, atol=1e-12)

@@ -87,8 +87,8 @@ def as_float_matrix(x: Any, name: str) -> np.ndarray:
         arr = np.asarray(x)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array (n, dim)") from None
-    if arr.dtype == bool:
-        arr = arr.astype(np.uint8)
+    if arr.dtype == bool:   # unpacked bits: values 0 / 1 (``binary`` keeps the ones, as x > 0 does)
+        arr = arr.astype(np.float32)
     if arr.dtype.kind not in "iuf":
         raise InputError(f"{name} must be a numeric array (n, dim), got dtype {arr.dtype}")
     if arr.ndim == 1:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -246,6 +246,36 @@ class Scorer:
             g = self._gemm
             return self.q.values[rows].astype(g) @ self.c.values[cols].astype(g).T
         return self._float_tile(rows, cols)
+
+    # -- keys that floats approximate (the integer cosine) -------------------------------------------
+    def slack(self, rows: slice) -> np.ndarray | None:
+        """Per query, how close two :meth:`approx` keys may be and still be in the wrong order (None:
+        the keys are exact). The integer cosine's ``d / sqrt(|c|^2)`` is at most ``|q|`` in size and errs
+        by less than ``2.01 * 2**-53`` of it: twice that, and twice again for safety."""
+        if self.mode != "ratio":
+            return None
+        q = self.q.values[rows].astype(np.float64)
+        return 8 * _U * np.sqrt(np.einsum("ij,ij->i", q, q)) + 1e-300
+
+    def approx(self, raw: np.ndarray, cols: Any) -> np.ndarray:
+        """Keys from :meth:`tile` or :meth:`pair_keys` output (``cols``: their corpus items): the same
+        (exact) but for the integer cosine, whose keys are the floats ``d / sqrt(|c|^2)``."""
+        if self.mode != "ratio":
+            return raw
+        assert self._cnorm2 is not None
+        n = self._cnorm2[cols].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, raw / np.sqrt(n), 0.0)
+
+    def exact_values(self, raw: np.ndarray, cols: np.ndarray) -> list:
+        """The exact keys of the integer cosine, ``sign(d) d^2 / |c|^2`` as fractions (0 for a zero
+        vector), ordered as the cosine."""
+        assert self._cnorm2 is not None
+        out = []
+        for d, n in zip(np.asarray(raw).tolist(), self._cnorm2[cols].tolist()):
+            d = int(d)
+            out.append(Fraction((1 if d > 0 else -1) * d * d, int(n)) if n else Fraction(0))
+        return out
 
     def row_keys(self, rows: slice) -> np.ndarray:
         """Exact keys of queries ``rows`` against the whole corpus, (B, n_corpus), computed in tiles."""

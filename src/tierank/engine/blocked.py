@@ -627,32 +627,56 @@ def histogram_tie_mass(counts: np.ndarray, cutoffs: list[int]) -> dict[int, np.n
 
 
 class _Anchors:
-    """The distinct keys of each query's graded items (its anchors), ascending and padded with +inf."""
+    """The distinct keys of each query's graded items (its anchors), ascending, padded with +inf.
 
-    def __init__(self, keys: np.ndarray, rows: np.ndarray, n_rows: int) -> None:
-        order = np.lexsort((keys, rows))
-        k, r = keys[order], rows[order]
-        new = np.ones(len(k), dtype=bool)
-        new[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
-        k, r = k[new], r[new]
+    ``approx``: each graded item's key as a float; ``exact``: None when those are exact, else their exact
+    values (fractions, for the integer cosine), which decide every comparison closer than ``slack`` (per
+    query) in floats."""
+
+    def __init__(self, approx: np.ndarray, exact: list | None, rows: np.ndarray, n_rows: int,
+                 slack: np.ndarray | None) -> None:
+        if exact is None:
+            order = np.lexsort((approx, rows))
+            same = (approx[order][1:] == approx[order][:-1])
+        else:
+            order = np.array(sorted(range(len(rows)), key=lambda i: (rows[i], exact[i])), dtype=np.int64)
+            same = np.array([exact[a] == exact[b] for a, b in zip(order[1:], order[:-1])], dtype=bool)
+        r = rows[order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = ~same | (r[1:] != r[:-1])
+        order, r = order[new], r[new]
         self.m = np.bincount(r, minlength=n_rows)
         width = max(1, int(self.m.max(initial=0)))
         self.values = np.full((n_rows, width), np.inf)
         first = np.concatenate(([0], np.cumsum(self.m)[:-1]))
-        self.values[r, np.arange(len(k)) - first[r]] = k
+        col = np.arange(len(order)) - first[r]
+        self.values[r, col] = approx[order]
+        self.exact = None
+        if exact is not None:
+            self.exact = np.empty((n_rows, width), dtype=object)
+            self.exact[r, col] = [exact[i] for i in order]
+        self.slack = slack
         self.lowest = self.values[:, 0]            # +inf for a query with no graded item
 
-    def bins(self, rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    def bins(self, rows: np.ndarray, keys: np.ndarray, exact: Callable[[np.ndarray], list] | None) -> np.ndarray:
         """The bin of each key (of query ``rows``): 2a for a key strictly between anchors with ``a``
-        anchors above it, 2a + 1 for a key equal to the anchor below ``a`` others (bins best first)."""
+        anchors above it, 2a + 1 for a key equal to the anchor below ``a`` others (bins best first).
+        ``exact(i)``: the exact values of keys ``i``, for the comparisons floats cannot decide."""
         a = self.values[rows]
-        below = (a < keys[:, None]).sum(axis=1)
-        upto = (a <= keys[:, None]).sum(axis=1)
+        lt = a < keys[:, None]
+        le = a <= keys[:, None]
+        if self.exact is not None and self.slack is not None and exact is not None:
+            i, j = np.nonzero(np.abs(a - keys[:, None]) <= self.slack[rows][:, None])
+            if len(i):   # too close for floats: the exact values decide
+                v, ae = exact(i), self.exact[rows[i], j]
+                lt[i, j] = [x < y for x, y in zip(ae, v)]
+                le[i, j] = [x <= y for x, y in zip(ae, v)]
+        below, upto = lt.sum(axis=1), le.sum(axis=1)
         return 2 * (self.m[rows] - upto) + (upto - below)
 
 
 def anchored_counts(scorer: Any, relevance: Any, rows: slice, kmax: int | None, tile_cols: int
-                    ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray] | None]:
+                    ) -> tuple[np.ndarray, np.ndarray, list[list] | None]:
     """Tie statistics of a block of queries against the whole corpus without ranking it.
 
     Every measure depends on a ranking only through the grades in it, so the items of grade 0 between
@@ -660,75 +684,98 @@ def anchored_counts(scorer: Any, relevance: Any, rows: slice, kmax: int | None, 
     as one bin. With anchors ``u_1 > ... > u_m``, the bins are ``> u_1``, ``== u_1``, ``(u_2, u_1)``,
     ``== u_2``, ..., ``< u_m`` (2m + 1 of them): ties stay whole (a tie holding a graded item is an
     ``==`` bin) and merging ties of grade 0 changes no measure in any tie mode that does not order items
-    by their position in the corpus. The corpus is scored tile by tile (exact keys), and only the keys at
-    or above the lowest anchor are placed; the others fall in the last bin.
+    by their position in the corpus. The corpus is scored tile by tile, and only the keys at or above the
+    lowest anchor are placed; the others fall in the last bin. Keys are exact (``scorer.approx``: exact
+    floats), or floats whose comparisons closer than ``scorer.slack`` are decided by exact values (the
+    integer cosine).
 
     ``kmax``: also keep, per query, every key at or above its ``kmax``-th best (the boundary tie whole),
-    for the tie mass and the top-k window. Returns ``(counts[q, bin, level], levels, top keys per query)``.
+    for the tie mass and the top-k window. Returns ``(counts[q, bin, level], levels, the top keys of
+    each query, best first, as exact values)``.
     """
     n_rows, n_c = rows.stop - rows.start, scorer.n_corpus
     r_rel, c_rel, g_rel = relevance.entries(rows)
-    anchors = _Anchors(scorer.pair_keys(rows.start + r_rel, c_rel), r_rel, n_rows)
+    slack = scorer.slack(rows)                      # None: the floats are exact
+    a_raw = scorer.pair_keys(rows.start + r_rel, c_rel)
+    a_exact = None if slack is None else scorer.exact_values(a_raw, c_rel)
+    anchors = _Anchors(scorer.approx(a_raw, c_rel), a_exact, r_rel, n_rows, slack)
     n_bins = 2 * anchors.values.shape[1] + 1
     totals = np.zeros(n_rows * n_bins, dtype=np.int64)
     last_bin = np.arange(n_rows) * n_bins + 2 * anchors.m
+    margin = np.zeros(n_rows) if slack is None else slack
     tau = np.full(n_rows, -np.inf)                 # keys below tau are not among a query's kmax best
-    top_r, top_v = np.zeros(0, dtype=np.int64), np.zeros(0)
+    top_r, top_v, top_raw, top_c = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0),
+                                    np.zeros(0, dtype=np.int64))
     for c0 in range(0, n_c, tile_cols):             # loop over tiles of the corpus
         c1 = min(c0 + tile_cols, n_c)
-        tile = scorer.tile(rows, slice(c0, c1))
+        cols = slice(c0, c1)
+        raw = scorer.tile(rows, cols)
+        tile = scorer.approx(raw, cols)
         if kmax is not None and c0 == 0 and kmax < c1:   # a first tau: the first tile's kmax-th best keys
             tau = np.partition(tile, c1 - kmax, axis=1)[:, c1 - kmax].astype(np.float64)
-        floor = np.minimum(anchors.lowest, tau) if kmax is not None else anchors.lowest
+        floor = (np.minimum(anchors.lowest, tau) if kmax is not None else anchors.lowest) - margin
         # anchors and tau are values of the tile's dtype (exact integers, or floats of the precision)
         r, c = np.nonzero(tile >= floor[:, None].astype(tile.dtype))
         v = tile[r, c]
+        v_raw = raw[r, c] if raw is not tile else v
+
+        def exact(i: np.ndarray) -> list:
+            return scorer.exact_values(v_raw[i], c[i] + c0)
         placed = np.bincount(r, minlength=n_rows)
         totals[last_bin] += (c1 - c0) - placed
-        totals += np.bincount(r * n_bins + anchors.bins(r, v.astype(np.float64)), minlength=len(totals))
+        totals += np.bincount(r * n_bins + anchors.bins(r, v.astype(np.float64), exact), minlength=len(totals))
         if kmax is not None:   # the running top kmax of each query, boundary tie whole
-            keep = v >= tau[r]
+            keep = v >= tau[r] - margin[r]
             top_r = np.concatenate([top_r, r[keep]])
             top_v = np.concatenate([top_v, v[keep].astype(np.float64)])
+            top_raw = np.concatenate([top_raw, v_raw[keep].astype(np.float64)])
+            top_c = np.concatenate([top_c, c[keep] + c0])
             order = np.lexsort((-top_v, top_r))
-            top_r, top_v = top_r[order], top_v[order]
+            top_r, top_v, top_raw, top_c = top_r[order], top_v[order], top_raw[order], top_c[order]
             first = np.searchsorted(top_r, np.arange(n_rows))
             count = np.bincount(top_r, minlength=n_rows)
             full = count >= kmax
             tau = np.where(full, top_v[np.minimum(first + kmax - 1, len(top_v) - 1)] if len(top_v) else -np.inf,
                            -np.inf)
-            keep = top_v >= tau[top_r]
-            top_r, top_v = top_r[keep], top_v[keep]
+            keep = top_v >= tau[top_r] - margin[top_r]
+            top_r, top_v, top_raw, top_c = top_r[keep], top_v[keep], top_raw[keep], top_c[keep]
     levels = np.unique(np.concatenate(([0.0], g_rel)))
     counts = np.zeros((n_rows, n_bins, len(levels)), dtype=np.int64)
     counts[:, :, 0] = totals.reshape(n_rows, n_bins)
-    rel_bins = anchors.bins(r_rel, scorer.pair_keys(rows.start + r_rel, c_rel).astype(np.float64))
+    a_approx = scorer.approx(a_raw, c_rel).astype(np.float64)
+    rel_bins = anchors.bins(r_rel, a_approx, None if a_exact is None else lambda i: [a_exact[j] for j in i])
     lev = np.searchsorted(levels, g_rel)
     np.add.at(counts, (r_rel, rel_bins, lev), 1)
     np.subtract.at(counts, (r_rel, rel_bins, np.zeros_like(lev)), 1)
     tops = None
     if kmax is not None:
         bounds = np.searchsorted(top_r, np.arange(n_rows + 1))
-        tops = [top_v[bounds[i]:bounds[i + 1]] for i in range(n_rows)]   # each descending
+        tops = []
+        for i in range(n_rows):   # each query's few top keys, exact, best first
+            lo, hi = bounds[i], bounds[i + 1]
+            if slack is None:
+                tops.append(list(top_v[lo:hi]))
+            else:
+                tops.append(sorted(scorer.exact_values(top_raw[lo:hi], top_c[lo:hi]), reverse=True))
     return counts, levels, tops
 
 
-def _top_tie_mass(tops: list[np.ndarray], cutoffs: list[int], n: int) -> dict[int, np.ndarray]:
+def _top_tie_mass(tops: list[list], cutoffs: list[int], n: int) -> dict[int, np.ndarray]:
     out = {}
     for k in cutoffs:
         mass = np.zeros(len(tops), dtype=np.int64)
         if k < n:
             for i, t in enumerate(tops):   # loop over queries: their few top keys
                 kth = t[k - 1]
-                mass[i] = np.count_nonzero(t >= kth) - k
+                mass[i] = sum(1 for x in t if x >= kth) - k
         out[k] = mass
     return out
 
 
-def _anchored_window(counts: np.ndarray, tops: list[np.ndarray], k: int) -> np.ndarray:
+def _anchored_window(counts: np.ndarray, tops: list[list], k: int) -> np.ndarray:
     """Anchored ``counts`` cut to the items at or above each query's ``k``-th best key (the tie whole).
     A bin cut in two is a gap of grade 0 between anchors: its first items are kept."""
-    retained = np.array([np.count_nonzero(t >= t[min(k, len(t)) - 1]) for t in tops])
+    retained = np.array([sum(1 for x in t if x >= t[min(k, len(t)) - 1]) for t in tops])
     total = counts.sum(axis=2)
     start = np.cumsum(total, axis=1) - total
     kept = np.clip(retained[:, None] - start, 0, total)
@@ -750,10 +797,10 @@ def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, i
     block, the same values whatever the block size:
 
     * **counted** (``ties`` not a fixed order): binary embeddings by per-query histograms of (Hamming
-      distance, grade), as :func:`evaluate_codes_blocked` counts them; integer dot products and float
-      scores by :func:`anchored_counts` (no sort, the corpus in tiles, memory per query independent of
-      the corpus size);
-    * **ranked** (the fixed orders ``input``, ``trec_eval``, ``random``; integer cosine; labels; two
+      distance, grade), as :func:`evaluate_codes_blocked` counts them; integer and float scores by
+      :func:`anchored_counts` (no sort, the corpus in tiles, memory per query independent of the corpus
+      size);
+    * **ranked** (the fixed orders ``input``, ``trec_eval``, ``random``; relevance from labels; two
       stages): the whole row of keys, ranked as :func:`evaluate_matrix_blocked` ranks a block, through
       the @k window when every measure has a cutoff.
 
@@ -769,7 +816,7 @@ def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, i
     if rescorer is None and opts.ties in ORDER_FREE_MODES:
         if scorer.mode == "bits":
             path = "histogram"
-        elif relevance.sparse and scorer.mode in ("int", "float"):
+        elif relevance.sparse:
             path = "anchored"
     bar = ProgressBar(progress, n_q, "queries", "query")
     masses: dict[int, list[np.ndarray]] = {c: [] for c in cutoffs}
@@ -787,7 +834,7 @@ def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, i
             return TieOrderings(stats), np.arange(r0, r1)
     elif path == "anchored":
         step = block_size or 256
-        tile_cols = 8192 if scorer.mode == "int" else 1024
+        tile_cols = 1024 if scorer.mode == "float" else 8192
 
         def block(r0: int, r1: int) -> tuple[TieOrderings, np.ndarray]:
             counts, levels, tops = anchored_counts(scorer, relevance, slice(r0, r1), kmax, tile_cols)
