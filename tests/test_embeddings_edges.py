@@ -417,3 +417,17 @@ def test_large_corpus_counted_equals_the_matrix_evaluation():
     want = tierank.evaluate_matrix(dense(rel, 3, 20000), scores=scores, measures=measures, bounds=True)
     for frame in ("per_query", "lower", "upper"):
         assert np.allclose(getattr(got, frame).to_numpy(), getattr(want, frame).to_numpy(), rtol=1e-12, atol=1e-15)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(allow_nan=False, allow_infinity=False, width=64),
+                          st.floats(allow_nan=False, allow_infinity=False, width=32)),
+                min_size=0, max_size=40))
+def test_exact_dot_is_the_sum_of_fractions(pairs):
+    """The integer form of the exact dot product (frexp mantissas summed over the smallest exponent) is
+    the plain sum of the exact rational products, including subnormals, zeros and huge exponents."""
+    from tierank.embeddings.scores import exact_dot
+
+    q = np.array([a for a, _ in pairs], dtype=np.float64)
+    c = np.array([b for _, b in pairs], dtype=np.float64)
+    assert exact_dot(q, c) == sum((Fraction(a) * Fraction(b) for a, b in pairs), Fraction(0))
