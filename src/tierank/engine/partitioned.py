@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from ..data.columns import Columns, check_same_id_kinds, normalized
 from ..data.exact_sum import ExactSum, finish_aggregate, partial_aggregate
-from ..data.join import check_no_repeated_pairs, sorted_label_order
+from ..data.join import check_no_repeated_pairs
 from ..errors import InputError, TierankWarning, param_text
 from ..io.tables import find_columns as find_table_columns
 from ..results import GM_FLOOR, Results
@@ -243,17 +243,19 @@ def finish(parts: pd.DataFrame, opts: Options) -> tuple[dict, dict | None, dict 
     return means(""), means("_lower") if opts.bounds else None, means("_upper") if opts.bounds else None
 
 
-def to_results(frame: pd.DataFrame, opts: Options) -> Results:
-    """The local :class:`~tierank.Results` from the collected per-query output (kept queries), assembled
-    by the core (:func:`tierank.engine.core.to_results`); query ids that are not integers as strings."""
-    labels = frame["query_id"].to_numpy()
-    index = None
-    if not is_integer_like(labels):
-        ids = labels[sorted_label_order(labels)].astype(object)
-        index = pd.Index(pd.array(ids, dtype="str"), name="query_id")
-    columns = {col: frame[col].to_numpy(dtype=object if opts.measures[measure_of(col, opts)].is_text else np.float64)
+def to_results(frame: Any, opts: Options) -> Results:
+    """The local :class:`~tierank.Results` from the collected per-query output (kept queries: a DataFrame,
+    or a dict of numpy arrays), assembled by the core (:func:`tierank.engine.core.to_results`); query ids
+    that are not integers as strings."""
+    labels = _numpy(frame["query_id"])
+    columns = {col: _numpy(frame[col], object if opts.measures[measure_of(col, opts)].is_text else np.float64)
                for col in opts.columns()}
-    return core_results(QueryValues(labels, columns), opts, index)
+    return core_results(QueryValues(labels, columns), opts, as_str=not is_integer_like(labels))
+
+
+def _numpy(column: Any, dtype: Any = None) -> np.ndarray:
+    """A column of a DataFrame (``.to_numpy``) or a numpy array, as a numpy array of ``dtype``."""
+    return column.to_numpy(dtype=dtype) if hasattr(column, "to_numpy") else np.asarray(column, dtype=dtype)
 
 
 def is_integer_like(labels: np.ndarray) -> bool:
