@@ -29,12 +29,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._threads import in_background, map_on_two_threads
+from .arrow import from_numpy, to_numpy
 from .columns import is_integer_ids
 from .strings import string_hashes, string_sort_key, strings_equal
 
 __all__ = ["DocCodes", "HashCollision", "QueryCodes", "query_codes", "integer_codes", "SharedHashes",
            "hashed_string_codes", "exact_string_codes", "first_duplicate", "trec_order_key",
-           "decimal_string_key", "matches_equal", "id_codes"]
+           "decimal_string_key", "matches_equal", "id_codes", "positions"]
 
 _KEY_LIMIT = 2 ** 62   # composite keys query * size + code stay below this (int64, with room to spare)
 
@@ -90,6 +91,19 @@ def id_codes(ids: Any) -> tuple[np.ndarray, Any]:
         return codes.astype(np.int64), np.asarray(uniques)
     enc = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
     return np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64), enc.dictionary
+
+
+def positions(labels: Any, wanted: Any) -> np.ndarray:
+    """Where each of ``wanted`` stands in ``labels`` (distinct ids, integers or strings; numpy or Arrow
+    arrays), -1 where it is not there: pandas' ``Index.get_indexer``, without pandas.
+
+    >>> positions(np.array(["q1", "q2"], dtype=object), np.array(["q2", "q3"], dtype=object)).tolist()
+    [1, -1]
+    """
+    if not len(labels) or not len(wanted):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    found = pc.index_in(from_numpy(wanted), value_set=from_numpy(labels))
+    return to_numpy(found, null=-1).astype(np.int64)
 
 
 def query_codes(run_q: Any, qrels_q: Any) -> QueryCodes:
