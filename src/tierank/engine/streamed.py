@@ -43,7 +43,6 @@ whole file is checked for bytes that are not text before any line is parsed), an
 from __future__ import annotations
 
 import sys
-import tempfile
 from contextlib import closing
 from typing import Any, Callable, Iterator
 
@@ -265,6 +264,8 @@ def _evaluate_source(qrels: Any, source: RunSource, opts: Options, grouped_only:
                              f"{source.sort_hint}", **err.where) from None
         driver = Driver(q, opts, evaluate_block)
         # closed at once when anything stops the loop: the temporary files go with it
+        import tempfile   # (the second pass only)
+
         with closing(bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
             for cols, pos in buckets:
                 driver.add(cols, pos, check_grouped=False)
