@@ -125,9 +125,14 @@ class Results:
     :meth:`_aggregate`.
     """
 
-    per_query: pd.DataFrame = _Frame()   # type: ignore[assignment]
-    lower: pd.DataFrame | None = _Frame()   # type: ignore[assignment]
-    upper: pd.DataFrame | None = _Frame()   # type: ignore[assignment]
+    if TYPE_CHECKING:   # what type checkers see: three fields without defaults
+        per_query: pd.DataFrame
+        lower: pd.DataFrame | None
+        upper: pd.DataFrame | None
+    else:   # at run time, their descriptors (no default either: _Frame.__get__)
+        per_query: pd.DataFrame = _Frame()
+        lower: pd.DataFrame | None = _Frame()
+        upper: pd.DataFrame | None = _Frame()
     ties: str
     measures: dict[str, Measure] = field(repr=False)
     mean: dict[str, float | None] = field(init=False)
