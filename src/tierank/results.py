@@ -84,14 +84,16 @@ class QueryTable:
 
 class _Frame:
     """A DataFrame field of :class:`Results` (``per_query``, ``lower``, ``upper``): set to a DataFrame, a
-    :class:`QueryTable` or None; a table becomes its DataFrame on first read (kept for later reads)."""
+    :class:`QueryTable` or None; a table becomes its DataFrame on first read (kept for later reads). The
+    value is kept in the instance's ``__dict__`` under the field's name (as a plain field's: pickles of
+    either kind read back), which this descriptor reads first."""
 
     def __set_name__(self, owner: type, name: str) -> None:
-        self.slot = "_" + name
+        self.slot = name
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:   # on the class: dataclasses ask for a default, and there is none
-            raise AttributeError(self.slot[1:])
+            raise AttributeError(self.slot)
         value = obj.__dict__[self.slot]
         if isinstance(value, QueryTable):
             value = obj.__dict__[self.slot] = value.frame()
@@ -148,7 +150,7 @@ class Results:
     def _table(self, which: str) -> Any:
         """``per_query`` (``which="value"``), ``lower`` or ``upper`` as set: a QueryTable, a DataFrame or None
         (nothing built)."""
-        return self.__dict__["_per_query" if which == "value" else "_" + which]
+        return self.__dict__["per_query" if which == "value" else which]
 
     @property
     def query_ids(self) -> np.ndarray:
