@@ -11,19 +11,24 @@ Every run is a fresh process; the two commands of a pair take turns (A B A B ...
 the machine's load hits both alike; each time is the median of ``--repeat`` runs (default 10), with the
 range in brackets. The target is a ratio of at most 1.3x the floor.
 
-    python benchmarks/bench_startup.py [--repeat 10] [--module]
+    python benchmarks/bench_startup.py [--repeat 10] [--module] [--split]
 
 The command runs the console script installed next to the interpreter (``bin/tierank``), or
 ``python -m tierank`` with ``--module`` (or when there is no script); the output says which, and which
 tierank was imported (``PYTHONPATH`` is passed on). The package's bytecode is compiled first and the
 processes run without ``PYTHONDONTWRITEBYTECODE``, as an installed package starts: without its ``.pyc``
 files every start would compile tierank's sources again (about 0.15 s here).
+
+``--split`` also says where the command's time goes, in CPU time (user + system, the medians of the same
+number of runs, taking turns; less moved by the machine's load than wall time): the floor, the floor and
+``import tierank.cli`` (the modules the command loads before it reads a file), the whole command.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,6 +64,27 @@ def alternate(a: list[str], b: list[str], repeat: int) -> tuple[list[float], lis
     return times_a, times_b
 
 
+def cpu_time(argv: list[str]) -> float:
+    """CPU seconds (user + system) of running ``argv`` to its exit (its output discarded)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def split(commands: list[tuple[str, list[str]]], repeat: int) -> None:
+    """The median CPU time of each command (run in turn, ``repeat`` times), and its share of the first's."""
+    times: dict[str, list[float]] = {label: [] for label, _ in commands}
+    for _ in range(repeat):
+        for label, argv in commands:
+            times[label].append(cpu_time(argv))
+    floor = statistics.median(times[commands[0][0]])
+    print("| CPU time of | seconds | x floor |\n|---|---:|---:|")
+    for label, _ in commands:
+        cpu = statistics.median(times[label])
+        print(f"| `{label}` | {cpu:.3f} | {cpu / floor:.2f}x |")
+
+
 def tierank_command(module: bool) -> tuple[list[str], str]:
     """The command that starts tierank, and how to say it."""
     script = Path(sys.executable).with_name("tierank")
@@ -75,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=10, help="timed runs of each command (default 10)")
     p.add_argument("--module", action="store_true", help="run python -m tierank, not the console script")
+    p.add_argument("--split", action="store_true", help="also the CPU time of the floor, the imports, the command")
     a = p.parse_args(argv)
     py = sys.executable
     tierank, how = tierank_command(a.module)
@@ -104,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
                         f"{floor_label} (goal <= {TARGET:g}x)`  ")
     print()
     print("\n".join(verdicts))
+    if a.split:
+        print()
+        split([('python -c "import numpy, pyarrow.csv"', pairs[0][3]),
+               ('python -c "import numpy, pyarrow.csv, tierank.cli"', [py, "-c", "import numpy, pyarrow.csv, tierank.cli"]),
+               (pairs[0][0], pairs[0][1])], a.repeat)
     return 0
 
 

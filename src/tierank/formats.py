@@ -22,8 +22,6 @@ from .measures._describe import describe_measures
 from .measures._registry import TREC_INDEX, did_you_mean
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from .results import Results
 
 __all__ = [
@@ -98,9 +96,14 @@ class RunResults:
     runid: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def column(self, m: ShownMeasure, which: str = "value") -> pd.Series:
-        """The values per query (``which``: ``"value"``, or the bound ``"lower"`` or ``"upper"``)."""
-        return getattr(self.results, "per_query" if which == "value" else which)[str(m.measure)]
+    def column(self, m: ShownMeasure, which: str = "value") -> np.ndarray:
+        """The values per query, in the order of :meth:`query_ids` (``which``: ``"value"``, or the bound
+        ``"lower"`` or ``"upper"``)."""
+        return self.results.column(str(m.measure), which)
+
+    def query_ids(self) -> list:
+        """The query ids (Python ints or strings), sorted as ``per_query``'s index."""
+        return self.results.query_ids.tolist()
 
     def mean(self, m: ShownMeasure, which: str = "value") -> float:
         """The aggregate over queries (NaN for a text measure, which has none) of ``which``, as in
@@ -369,7 +372,7 @@ def render(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: st
 def _title(runs: Sequence[RunResults]) -> str:
     ties = runs[0].results.ties
     if len(runs) == 1:
-        n = len(runs[0].results.per_query)
+        n = len(runs[0].results.query_ids)
         return f"{runs[0].name}: {n} quer{'y' if n == 1 else 'ies'}, ties={ties}"
     return f"{len(runs)} runs, ties={ties}"
 
@@ -389,28 +392,31 @@ def _summary(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: 
 
 def _per_query_tables(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: str, bounds: bool,
                       digits: int) -> list[str]:
-    def cell(r: RunResults, m: ShownMeasure, q: Any) -> str:
-        if q not in r.results.per_query.index:
+    rows_of = [{q: i for i, q in enumerate(r.query_ids())} for r in runs]   # each run's row of a query id
+
+    def cell(k: int, m: ShownMeasure, q: Any) -> str:
+        r, i = runs[k], rows_of[k].get(q)
+        if i is None:
             return ""
-        v = r.column(m).loc[q]
+        v = r.column(m)[i]
         if m.is_text:
             return format_value(v)
-        lo = r.column(m, "lower").loc[q] if bounds else None
-        hi = r.column(m, "upper").loc[q] if bounds else None
+        lo = r.column(m, "lower")[i] if bounds else None
+        hi = r.column(m, "upper")[i] if bounds else None
         return _cell(float(v), None if lo is None else float(lo), None if hi is None else float(hi),
                      m.is_count, digits)
 
     if len(runs) == 1:
         r = runs[0]
         header = ["query"] + [m.label for m in measures]
-        rows = [[str(q)] + [cell(r, m, q) for m in measures] for q in r.results.per_query.index]
+        rows = [[str(q)] + [cell(0, m, q) for m in measures] for q in r.query_ids()]
         rows.append(["all"] + [_mean_cell(r, m, bounds, digits) for m in measures])
         return [render_table(fmt, header, rows, f"{r.name}: per query")]
-    queries = sorted_ids(dict.fromkeys(q for r in runs for q in r.results.per_query.index))
+    queries = sorted_ids(dict.fromkeys(q for r in runs for q in r.query_ids()))
     tables = []
     for m in measures:
         header = ["query"] + [r.name for r in runs]
-        rows = [[str(q)] + [cell(r, m, q) for r in runs] for q in queries]
+        rows = [[str(q)] + [cell(k, m, q) for k in range(len(runs))] for q in queries]
         rows.append(["all"] + [_mean_cell(r, m, bounds, digits) for r in runs])
         tables.append(render_table(fmt, header, rows, f"{m.label}: per query"))
     return tables
@@ -468,21 +474,20 @@ def trec_eval_text(run: RunResults, measures: Sequence[ShownMeasure], *, per_que
 
     if label:
         line("run", "all", run.name)
+    ids = run.query_ids()
     if per_query:
-        frame = run.results.per_query
-        queries = sorted(frame.index, key=str)
-        for q in queries:
+        for i in sorted(range(len(ids)), key=lambda i: str(ids[i])):   # the ids in string order
             for m in ordered:
                 if m.trec_name is None or trec_prints_per_query(m.trec_name):
                     lo = hi = None
                     if bounds and not m.is_text:
-                        lo = value(run.column(m, "lower").loc[q], m)
-                        hi = value(run.column(m, "upper").loc[q], m)
-                    line(m.trec_name or str(m.measure), str(q), value(run.column(m).loc[q], m), lo, hi)
+                        lo = value(run.column(m, "lower")[i], m)
+                        hi = value(run.column(m, "upper")[i], m)
+                    line(m.trec_name or str(m.measure), str(ids[i]), value(run.column(m)[i], m), lo, hi)
     if show_runid:
         line("runid", "all", run.runid or run.name)
     if show_num_q:
-        line("num_q", "all", str(len(run.results.per_query)))
+        line("num_q", "all", str(len(ids)))
     for m in ordered:
         if not m.is_text:   # text (relstring): per query only, as trec_eval
             lo, hi = ((value(run.mean(m, "lower"), m), value(run.mean(m, "upper"), m)) if bounds
@@ -509,23 +514,25 @@ def json_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, p
     out: dict[str, Any] = {"ties": runs[0].results.ties if runs else None,
                            "measures": {m.label: str(m.measure) for m in measures}, "runs": []}
     for r in runs:
-        item: dict[str, Any] = {"run": r.name, "runid": r.runid, "queries": int(len(r.results.per_query)),
+        ids = r.query_ids()
+        item: dict[str, Any] = {"run": r.name, "runid": r.runid, "queries": len(ids),
                                 "mean": {m.label: _nan_to_none(r.mean(m)) for m in measures}}
         for which in ("lower", "upper") if bounds else ():
             item[which] = {m.label: _nan_to_none(r.mean(m, which)) for m in measures}
         for which in _shown_values(bounds) if per_query else ():
             item["per_query" if which == "value" else f"per_query_{which}"] = {
-                str(q): {m.label: _nan_to_none(r.column(m, which).loc[q]) for m in measures}
-                for q in r.results.per_query.index}
+                str(q): {m.label: _nan_to_none(r.column(m, which)[i]) for m in measures} for i, q in enumerate(ids)}
         item.update(r.extra)
         out["runs"].append(item)
     return json.dumps(out, indent=2) + "\n"
 
 
 def _number_or_text(v: Any) -> Any:
-    """A CSV cell: text as it is, a number at full precision (``repr``), NaN empty."""
+    """A CSV cell: text as it is, a number at full precision (``repr``), NaN (or no text) empty."""
     if isinstance(v, str):
         return v
+    if v is None:
+        return ""
     v = float(v)
     return "" if math.isnan(v) else v
 
@@ -540,9 +547,9 @@ def csv_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, pe
     which = _shown_values(bounds)
     for r in runs:
         if per_query:
-            for q in r.results.per_query.index:
+            for i, q in enumerate(r.query_ids()):
                 for m in measures:
-                    writer.writerow([r.name, str(q), m.label, *(_number_or_text(r.column(m, w).loc[q]) for w in which)])
+                    writer.writerow([r.name, str(q), m.label, *(_number_or_text(r.column(m, w)[i]) for w in which)])
         for m in measures:
             writer.writerow([r.name, "all", m.label, *(_number_or_text(r.mean(m, w)) for w in which)])
     return out.getvalue()

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .engine.core import QueryValues, evaluate_lists, prepare_lists, preference_of, to_results
 from .engine.options import Options
@@ -27,6 +26,9 @@ from .measures import Measure, parse_measure
 from .results import Results, aggregate
 from .ties.groups import TieStats
 from .ties.policy import TieOrderings
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["tie_report", "TieReport", "render_reports"]
 
@@ -128,6 +130,8 @@ def render_reports(reports: Sequence[TieReport], fmt: str = "table", digits: int
         return json.dumps([r.to_dict() for r in reports] if len(reports) != 1 else reports[0].to_dict(),
                           indent=2) + "\n"
     if fmt == "csv":
+        import pandas as pd
+
         frames = []
         for r in reports:
             t = r.table.copy()
@@ -240,6 +244,8 @@ class _Parts:
 
     def evaluate(self, lists: Any) -> QueryValues:
         """Expected values and bounds of ``lists``; trec_eval's values and the counts are kept."""
+        import pandas as pd
+
         orderings = TieOrderings.from_ranked(lists.ranked) if lists.ranked.n_queries else None
         expected = evaluate_lists(lists, self.opts, orderings)
         if orderings is not None:
@@ -253,6 +259,8 @@ class _Parts:
 
     def _count(self, stats: TieStats, expected: QueryValues, lists: Any) -> None:
         """Per query: retrieved, tied documents, ties, and documents in ties that can change each measure."""
+        import pandas as pd
+
         tied = stats.group_size >= 2
         counts: dict[str, np.ndarray] = {"retrieved": stats.lengths,
                   "tied": np.bincount(stats.group_query[tied], weights=stats.group_size[tied],
@@ -266,6 +274,8 @@ class _Parts:
 
     def report(self, name: str, parsed: dict, expected: Any) -> TieReport:
         """The report from the merged expected Results and the kept parts."""
+        import pandas as pd
+
         objects = self.opts.measures
         trec = _last(self.trec, list(objects))
         counts = _last(self.counts, ["retrieved", "tied", "ties", *objects]).sum()
@@ -292,6 +302,8 @@ class _Parts:
 
 def _last(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     """The frames one after the other, each query's last row only."""
+    import pandas as pd
+
     if not frames:
         return pd.DataFrame(columns=columns)
     out = pd.concat(frames)
@@ -306,6 +318,8 @@ def _moves(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
 
 def _changed(expected: Results, col: str) -> pd.Series:
     """Per query of ``expected``: does the order of its ties move measure ``col``?"""
+    import pandas as pd
+
     assert expected.lower is not None and expected.upper is not None   # evaluated with bounds
     return pd.Series(_moves(expected.lower[col], expected.upper[col]), index=expected.per_query.index)
 

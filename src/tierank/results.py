@@ -1,16 +1,22 @@
-"""Results: per-query values, bounds and aggregates of one evaluation."""
+"""Results: per-query values, bounds and aggregates of one evaluation.
+
+The per-query values may be given as pandas DataFrames or as numpy columns (:class:`QueryTable`); from
+columns, the DataFrames are built on first access, so that a command that only prints means never
+imports pandas (docs/architecture.md, "Start-up")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
-import pandas as pd
 
 from .data.exact_sum import finish_aggregate, partial_aggregate
 from .measures import Measure
 from .plot import plot_results
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Results", "CodeResults"]
 
@@ -18,9 +24,10 @@ __all__ = ["Results", "CodeResults"]
 GM_FLOOR = 1e-5
 
 
-def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, float | None]:
+def aggregate(frame: Mapping[str, Any], measures: dict[str, Measure]) -> dict[str, float | None]:
     """Per measure: the mean over queries, the sum for counts, or the geometric mean (``aggregate="gm"``:
-    trec_eval's gm_map, each value floored at 1e-5); NaN rows are left out.
+    trec_eval's gm_map, each value floored at 1e-5); NaN rows are left out. ``frame``: a DataFrame, or
+    any mapping of column names to arrays.
 
     Sums are exactly rounded (:mod:`tierank.data.exact_sum`) and a mean is that sum divided by the count,
     so the aggregates have the same bits whatever the order of the queries or how they were split
@@ -32,13 +39,15 @@ def aggregate(frame: pd.DataFrame, measures: dict[str, Measure]) -> dict[str, fl
             out[text] = None
             continue
         # NaN: a query left out of this measure (P(radius=r, empty='skip')), left out by partial_aggregate
-        partial = partial_aggregate(frame[text].to_numpy(dtype=np.float64), kind, GM_FLOOR)
+        partial = partial_aggregate(np.asarray(frame[text], dtype=np.float64), kind, GM_FLOOR)
         out[text] = finish_aggregate(partial, kind)
     return out
 
 
 def _same(a: object, b: object) -> bool:
     """Equality of result fields: frames and series exactly (NaN == NaN), dicts item by item."""
+    import pandas as pd
+
     if isinstance(a, (pd.DataFrame, pd.Series)) or isinstance(b, (pd.DataFrame, pd.Series)):
         return type(a) is type(b) and a.equals(b)  # type: ignore[attr-defined]
     if isinstance(a, dict) and isinstance(b, dict):
@@ -48,6 +57,50 @@ def _same(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
     return bool(a == b)
+
+
+@dataclass(eq=False)
+class QueryTable:
+    """Per-query values as numpy arrays: what a ``per_query``-shaped DataFrame of :class:`Results` is
+    built from when first read.
+
+    ``ids``: the query ids, one per row (the DataFrame's index, named ``name``; with ``as_str`` of
+    pandas' ``str`` dtype); ``columns``: one array per measure, named as the measure was written."""
+
+    ids: np.ndarray
+    columns: dict[str, np.ndarray]
+    name: str = "query_id"
+    as_str: bool = False
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        return self.columns[column]
+
+    def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        ids = pd.array(self.ids.astype(object), dtype="str") if self.as_str else self.ids
+        return pd.DataFrame(self.columns, index=pd.Index(ids, name=self.name))
+
+
+class _Frame:
+    """A DataFrame field of :class:`Results` (``per_query``, ``lower``, ``upper``): set to a DataFrame, a
+    :class:`QueryTable` or None; a table becomes its DataFrame on first read (kept for later reads). The
+    value is kept in the instance's ``__dict__`` under the field's name (as a plain field's: pickles of
+    either kind read back), which this descriptor reads first."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:   # on the class: dataclasses ask for a default, and there is none
+            raise AttributeError(self.slot)
+        value = obj.__dict__[self.slot]
+        if isinstance(value, QueryTable):
+            value = obj.__dict__[self.slot] = value.frame()
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.slot] = value
 
 
 @dataclass(eq=False)
@@ -67,34 +120,77 @@ class Results:
         NumRel, NumRelRet), as trec_eval reports them.
     ties : str
         The tie mode used.
+
+    ``per_query``, ``lower`` and ``upper`` may be given as DataFrames or as :class:`QueryTable` (numpy
+    columns, made into the DataFrames on first access; :attr:`query_ids` and :meth:`column` read them
+    without pandas). A subclass adds its own dataclass fields after these and may change
+    :meth:`_aggregate`.
     """
 
-    per_query: pd.DataFrame
-    lower: pd.DataFrame | None
-    upper: pd.DataFrame | None
+    if TYPE_CHECKING:   # what type checkers see: three fields without defaults
+        per_query: pd.DataFrame
+        lower: pd.DataFrame | None
+        upper: pd.DataFrame | None
+    else:   # at run time, their descriptors (no default either: _Frame.__get__)
+        per_query: pd.DataFrame = _Frame()
+        lower: pd.DataFrame | None = _Frame()
+        upper: pd.DataFrame | None = _Frame()
     ties: str
     measures: dict[str, Measure] = field(repr=False)
     mean: dict[str, float | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.mean = self._aggregate(self.per_query)
+        self.mean = self._aggregate(self._table("value"))
 
-    def _aggregate(self, frame: pd.DataFrame) -> dict[str, float | None]:
-        """How ``per_query``-shaped frames reduce to one value per measure (subclasses may differ)."""
+    def _aggregate(self, frame: Mapping[str, Any]) -> dict[str, float | None]:
+        """How ``per_query``-shaped tables (a DataFrame or a QueryTable: ``frame[column]`` is array-like)
+        reduce to one value per measure (subclasses may differ)."""
         return aggregate(frame, self.measures)
+
+    def _table(self, which: str) -> Any:
+        """``per_query`` (``which="value"``), ``lower`` or ``upper`` as set: a QueryTable, a DataFrame or None
+        (nothing built)."""
+        return self.__dict__["per_query" if which == "value" else which]
+
+    @property
+    def query_ids(self) -> np.ndarray:
+        """The query ids of ``per_query``'s rows, in its order, as a numpy array (no DataFrame built).
+
+        >>> import tierank
+        >>> tierank.evaluate({"q2": {"a": 1}, "q1": {"b": 1}}, {"q2": {"a": 1.0}, "q1": {"a": 1.0}}, "RR").query_ids
+        array(['q1', 'q2'], dtype=object)
+        """
+        table = self._table("value")
+        return table.ids if isinstance(table, QueryTable) else table.index.to_numpy()
+
+    def column(self, measure: str, which: str = "value") -> np.ndarray:
+        """The values of one column (a measure as written) of ``per_query`` (``which="value"``), ``lower``
+        or ``upper``, in the order of :attr:`query_ids`, as a numpy array (no DataFrame built).
+
+        >>> import tierank
+        >>> res = tierank.evaluate_matrix([[1, 0]], scores=[[1, 1]], measures=["RR"], bounds=True)
+        >>> res.column("RR"), res.column("RR", "upper")
+        (array([0.75]), array([1.]))
+        """
+        table = self._table(which)
+        return table[measure] if isinstance(table, QueryTable) else table[measure].to_numpy()
 
     @property
     def mean_lower(self) -> dict[str, float | None] | None:
         """Aggregate of ``lower`` (the mean of per-query minima), or None without bounds."""
-        return None if self.lower is None else self._aggregate(self.lower)
+        table = self._table("lower")
+        return None if table is None else self._aggregate(table)
 
     @property
     def mean_upper(self) -> dict[str, float | None] | None:
         """Aggregate of ``upper`` (the mean of per-query maxima), or None without bounds."""
-        return None if self.upper is None else self._aggregate(self.upper)
+        table = self._table("upper")
+        return None if table is None else self._aggregate(table)
 
     def summary(self) -> pd.DataFrame:
         """A table with one row per measure: the aggregate, and with bounds its lower and upper value."""
+        import pandas as pd
+
         table = pd.DataFrame({self.ties: pd.Series(self.mean)})
         if self.lower is not None:   # ties="lower" / "upper": the values are that bound's column
             table["lower"] = pd.Series(self.mean_lower)
@@ -132,7 +228,7 @@ class Results:
     __hash__ = None  # type: ignore[assignment]   # mutable frames
 
     def __repr__(self) -> str:
-        n = len(self.per_query)
+        n = len(self.query_ids)
         return f"Results({n} queries, ties={self.ties!r})\n{self.summary().to_string(float_format='%.4f')}"
 
 
@@ -149,7 +245,7 @@ class CodeResults(Results):
     average: str = "micro"
     query_class: np.ndarray | None = field(default=None, repr=False)
 
-    def _aggregate(self, frame: pd.DataFrame) -> dict[str, float | None]:
+    def _aggregate(self, frame: Mapping[str, Any]) -> dict[str, float | None]:
         out = aggregate(frame, self.measures)
         if self.average != "macro" or self.query_class is None:
             return out
@@ -157,7 +253,7 @@ class CodeResults(Results):
         for text, m in self.measures.items():
             if m.aggregate == "sum":
                 continue
-            col = frame[text].to_numpy(dtype=np.float64)
+            col = np.asarray(frame[text], dtype=np.float64)
             ok = ~np.isnan(col)
             cls = self.query_class[ok]
             sums = np.bincount(cls, weights=col[ok], minlength=n_cls)

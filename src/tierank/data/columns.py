@@ -33,7 +33,6 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from ..errors import InputError
@@ -177,6 +176,8 @@ def _first_of_other_type(values: np.ndarray) -> int:
 
 
 def _ids_from_objects(values: np.ndarray, cols: Columns, column: int) -> Any:
+    import pandas as pd
+
     nulls = pd.isna(values)
     if nulls.any():
         i = int(np.flatnonzero(nulls)[0])
@@ -231,6 +232,10 @@ def _ids_from_arrow(values: Any, cols: Columns, column: int) -> Any:
 def _normalized_ids(values: Any, cols: Columns, column: int) -> Any:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         return _ids_from_arrow(values, cols, column)
+    if isinstance(values, np.ndarray):   # (pandas is imported for the other inputs only: start-up time)
+        return _ids_from_numpy(np.asarray(values), cols, column)
+    import pandas as pd
+
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.array
     if isinstance(values, pd.arrays.NumpyExtensionArray):
@@ -298,6 +303,8 @@ def _is_number(v: Any, allow_bool: bool) -> bool:
 def _values_from_objects(values: np.ndarray, cols: Columns, what: str, allow_bool: bool) -> np.ndarray:
     """Objects as int64 when they are all integers within int64, else the objects themselves once each
     is known to be a real number (converted by :func:`~tierank.data.numbers.exact_float64`)."""
+    import pandas as pd
+
     nulls = pd.isna(values)
     if nulls.any():
         i = int(np.flatnonzero(nulls)[0])
@@ -330,9 +337,10 @@ def _float64_values(values: np.ndarray, cols: Columns, what: str) -> np.ndarray:
     return out
 
 
-def _normalized_values(cols: Columns, what: str) -> np.ndarray:
-    values = cols.value
-    allow_bool = what == "grade"
+def _values_from_pandas(values: Any, cols: Columns, what: str) -> Any:
+    """Values of pandas or Arrow as numpy arrays (an InputError for a missing one)."""
+    import pandas as pd
+
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.array
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
@@ -347,6 +355,14 @@ def _normalized_values(cols: Columns, what: str) -> np.ndarray:
             kind = getattr(values.dtype, "kind", "O")
             values = values.to_numpy(dtype={"f": np.float64, "i": np.int64, "u": np.uint64,
                                             "b": bool}.get(kind, object))
+    return values
+
+
+def _normalized_values(cols: Columns, what: str) -> np.ndarray:
+    values = cols.value
+    allow_bool = what == "grade"
+    if not isinstance(values, np.ndarray):   # (pandas is imported for these inputs only: start-up time)
+        values = _values_from_pandas(values, cols, what)
     values = np.asarray(values)
     kind = values.dtype.kind
     if kind == "O":

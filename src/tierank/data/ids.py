@@ -24,17 +24,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._threads import in_background, map_on_two_threads
+from .arrow import cast, compute, from_numpy, index_in, take, to_numpy, to_objects
 from .columns import is_integer_ids
 from .strings import string_hashes, string_sort_key, strings_equal
 
 __all__ = ["DocCodes", "HashCollision", "QueryCodes", "query_codes", "integer_codes", "SharedHashes",
            "hashed_string_codes", "exact_string_codes", "first_duplicate", "trec_order_key",
-           "decimal_string_key", "matches_equal", "id_codes"]
+           "decimal_string_key", "matches_equal", "id_codes", "positions"]
 
 _KEY_LIMIT = 2 ** 62   # composite keys query * size + code stay below this (int64, with room to spare)
 
@@ -73,23 +72,41 @@ def _group_starts(ids: Any) -> np.ndarray:
     """Row indices where the id changes."""
     if is_integer_ids(ids):
         return np.concatenate(([0], np.flatnonzero(ids[1:] != ids[:-1]) + 1))
-    change = pc.not_equal(ids[1:], ids[:-1]).to_numpy(zero_copy_only=False)
+    change = to_numpy(compute("not_equal", ids[1:], ids[:-1]))
     return np.concatenate(([0], np.flatnonzero(change) + 1))
 
 
 def _as_numpy(ids: Any) -> np.ndarray:
-    return ids if is_integer_ids(ids) else np.asarray(ids.to_numpy(zero_copy_only=False), dtype=object)
+    return ids if is_integer_ids(ids) else to_objects(ids)
 
 
 def id_codes(ids: Any) -> tuple[np.ndarray, Any]:
     """(codes, uniques): ids numbered in order of first appearance, as int64; ``uniques`` is a numpy array
     for numpy ids, and for Arrow ids the pyarrow dictionary (no Python object per id until a caller
-    converts it)."""
-    if isinstance(ids, np.ndarray):
-        codes, uniques = pd.factorize(ids)
-        return codes.astype(np.int64), np.asarray(uniques)
-    enc = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
-    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64), enc.dictionary
+    converts it).
+
+    >>> codes, uniques = id_codes(np.array([7, 3, 7]))
+    >>> codes.tolist(), uniques.tolist()
+    ([0, 1, 0], [7, 3])
+    """
+    numpy = isinstance(ids, np.ndarray)
+    enc = compute("dictionary_encode", from_numpy(ids) if numpy else ids.combine_chunks() if isinstance(ids, pa.ChunkedArray)
+                               else ids)
+    codes = to_numpy(enc.indices).astype(np.int64)
+    return (codes, to_numpy(enc.dictionary).astype(ids.dtype)) if numpy else (codes, enc.dictionary)
+
+
+def positions(labels: Any, wanted: Any) -> np.ndarray:
+    """Where each of ``wanted`` stands in ``labels`` (distinct ids, integers or strings; numpy or Arrow
+    arrays), -1 where it is not there: pandas' ``Index.get_indexer``, without pandas.
+
+    >>> positions(np.array(["q1", "q2"], dtype=object), np.array(["q2", "q3"], dtype=object)).tolist()
+    [1, -1]
+    """
+    if not len(labels) or not len(wanted):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    found = index_in(from_numpy(wanted), from_numpy(labels))
+    return to_numpy(found, null=-1).astype(np.int64)
 
 
 def query_codes(run_q: Any, qrels_q: Any) -> QueryCodes:
@@ -99,30 +116,26 @@ def query_codes(run_q: Any, qrels_q: Any) -> QueryCodes:
     codes = uniques = counts = None
     if n:
         starts = _group_starts(run_q)
-        blocks = run_q[starts] if is_integer_ids(run_q) else _as_numpy(run_q.take(pa.array(starts)))
-        if pd.Index(blocks).is_unique:   # grouped by query: no hashing of every row
+        blocks = run_q[starts] if is_integer_ids(run_q) else _as_numpy(take(run_q, starts))
+        if len(set(blocks.tolist())) == len(blocks):   # grouped by query: no hashing of every row
             counts = np.diff(np.append(starts, n))
             codes = np.repeat(np.arange(len(starts), dtype=np.int32), counts)
             uniques = np.asarray(blocks)
-    if codes is None:
-        if is_integer_ids(run_q):
-            codes, uniques = pd.factorize(run_q)
-        else:   # codes in order of first appearance, as factorize gives them
-            encoded = pc.dictionary_encode(run_q)
-            codes = encoded.indices.to_numpy(zero_copy_only=False)
-            uniques = _as_numpy(encoded.dictionary)
+    if codes is None:   # codes in order of first appearance
+        codes, uniques = id_codes(run_q)
+        uniques = uniques if is_integer_ids(run_q) else _as_numpy(uniques)
     n_run = len(uniques)
     if is_integer_ids(qrels_q):
-        qcodes = pd.Index(uniques).get_indexer(qrels_q)
+        qcodes = positions(uniques, qrels_q)
     else:
-        value_set = pa.array(uniques, type=qrels_q.type)
-        qcodes = pc.fill_null(pc.index_in(qrels_q, value_set=value_set), -1).to_numpy(
-            zero_copy_only=False).astype(np.int64)
+        value_set = from_numpy(uniques, type=qrels_q.type)
+        qcodes = to_numpy(index_in(qrels_q, value_set), null=-1).astype(np.int64)
     unseen = qcodes < 0
     if unseen.any():
-        extra_codes, extra = pd.factorize(_as_numpy(qrels_q)[unseen])
+        extra_codes, extra = id_codes(qrels_q[unseen] if is_integer_ids(qrels_q) else compute("filter", qrels_q, from_numpy(unseen)))
         qcodes[unseen] = extra_codes + n_run
-        uniques = np.concatenate([uniques, np.asarray(extra, dtype=uniques.dtype)])
+        uniques = np.concatenate([uniques, np.asarray(extra if is_integer_ids(qrels_q) else _as_numpy(extra),
+                                                      dtype=uniques.dtype)])
     # run codes as int32 (a query code per row: half the memory); multiply them as int64
     return QueryCodes(codes.astype(np.int32, copy=False), qcodes.astype(np.int64, copy=False), uniques,
                       n_run, counts)
@@ -145,7 +158,7 @@ def integer_codes(run_d: np.ndarray, qrels_d: np.ndarray, n_queries: int) -> Doc
         def shifted(ids: np.ndarray) -> np.ndarray:
             return ids if lo == 0 else np.subtract(ids, lo)
         return DocCodes(shifted(run_d), shifted(qrels_d), size)
-    codes, uniques = pd.factorize(np.concatenate([run_d, qrels_d]))
+    codes, uniques = id_codes(np.concatenate([run_d, qrels_d]))
     n = len(run_d)
     return DocCodes(codes[:n].astype(np.int64), codes[n:].astype(np.int64), max(len(uniques), 1))
 
@@ -216,10 +229,10 @@ def exact_string_codes(run_d: pa.Array, qrels_d: pa.Array, run_q: np.ndarray) ->
     if not len(qrels_d):
         return DocCodes(np.full(len(run_d), -1, dtype=np.int64), np.zeros(0, np.int64), 1, False,
                         duplicates=duplicates)
-    encoded = pc.dictionary_encode(qrels_d)
-    qcodes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    found = pc.fill_null(pc.index_in(run_d, value_set=encoded.dictionary), -1)
-    rcodes = found.to_numpy(zero_copy_only=False).astype(np.int64)
+    encoded = compute("dictionary_encode", qrels_d)
+    qcodes = to_numpy(encoded.indices).astype(np.int64)
+    found = index_in(run_d, encoded.dictionary)
+    rcodes = to_numpy(found, null=-1).astype(np.int64)
     size = max(len(encoded.dictionary), 1)
     del found, encoded
     _release_arrow_memory()
@@ -235,14 +248,20 @@ def matches_equal(run_d: pa.Array, run_rows: np.ndarray, qrels_d: pa.Array, qrel
 
 
 def first_duplicate(keys: np.ndarray) -> int | None:
-    """Index of the first entry whose key appeared before, or None (hash-based; increasing keys, as
-    a table sorted by query and document gives them, are seen at once)."""
+    """Index of the first entry whose key appeared before, or None (by a sort; increasing keys, as a
+    table sorted by query and document gives them, are seen at once).
+
+    >>> first_duplicate(np.array([5, 3, 9, 3, 5])), first_duplicate(np.array([3, 1, 2]))
+    (3, None)
+    """
     if len(keys) < 2 or bool((keys[1:] > keys[:-1]).all()):
         return None
-    index = pd.Index(keys)
-    if index.is_unique:
+    ordered = np.sort(keys)
+    if not (ordered[1:] == ordered[:-1]).any():
         return None
-    return int(np.flatnonzero(index.duplicated(keep="first"))[0])
+    order = np.argsort(keys, kind="stable")   # equal keys in row order: each but the first repeats it
+    repeats = order[1:][keys[order[1:]] == keys[order[:-1]]]
+    return int(repeats.min())
 
 
 def _duplicate_by_blocks(docs: pa.Array, rq: np.ndarray, block: int = 1 << 20) -> int | None:
@@ -255,9 +274,9 @@ def _duplicate_by_blocks(docs: pa.Array, rq: np.ndarray, block: int = 1 << 20) -
     cuts = np.append(cuts[cuts < len(q)], len(q))
 
     def first_in_block(a: int, b: int) -> int | None:
-        chunk = docs.slice(a, b - a) if perm is None else docs.take(perm[a:b])
-        encoded = pc.dictionary_encode(chunk)
-        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        chunk = docs.slice(a, b - a) if perm is None else take(docs, perm[a:b])
+        encoded = compute("dictionary_encode", chunk)
+        codes = to_numpy(encoded.indices).astype(np.int64)
         dup = first_duplicate((q[a:b] - q[a]) * len(encoded.dictionary) + codes)
         del encoded, chunk
         _release_arrow_memory()
@@ -292,11 +311,11 @@ def trec_order_key(docs: Any, rows: np.ndarray) -> np.ndarray | list[np.ndarray]
         key = decimal_string_key(docs[rows])
         if key is not None:
             return key
-        docs = pc.cast(pa.array(docs), pa.large_string())   # over 16 digits: compare the strings
+        docs = cast(from_numpy(docs), pa.large_string())   # over 16 digits: compare the strings
     words = string_sort_key(docs)
     if words is not None:   # byte order, as strcmp: the words, compared only inside ties
         return [np.take(w, rows) for w in words]
-    by_name = pc.sort_indices(docs.take(pa.array(rows))).to_numpy()
+    by_name = to_numpy(compute("sort_indices", take(docs, rows)))
     rank = np.empty(len(rows), dtype=np.int64)
     rank[by_name] = np.arange(len(rows))
     return rank

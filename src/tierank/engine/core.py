@@ -33,7 +33,7 @@ from ..errors import InputError, param_text
 from ..io.frames import to_columns
 from ..measures._no_relevant import apply_no_relevant, has_relevant
 from ..measures._spec import Measure, QueryError
-from ..results import Results
+from ..results import QueryTable, Results
 from ..ties.groups import Judged, TieStats
 from ..ties.policy import BOUND_MODES, Preference, TieOrderings
 from ..ties.restrict import restrict
@@ -161,19 +161,17 @@ def _judged(grades: list[np.ndarray]) -> Judged:
 # ------------------------------------------------------------------------------------------ assemble
 
 
-def to_results(values: QueryValues, opts: Options, index: Any = None) -> Results:
-    """:class:`~tierank.Results` of a batch of queries, sorted by query id (``index``: the sorted ids as
-    a pandas Index, when the caller has made it; default ``values.labels`` sorted, named ``query_id``)."""
-    import pandas as pd
-
+def to_results(values: QueryValues, opts: Options, as_str: bool = False) -> Results:
+    """:class:`~tierank.Results` of a batch of queries, sorted by query id, as numpy columns (the DataFrames
+    are built when first read; ``as_str``: their index of pandas' ``str`` dtype, for ids that are not
+    integers collected from an engine)."""
     order = sorted_label_order(values.labels)
-    if index is None:
-        index = pd.Index(values.labels, name="query_id")[order]
+    ids = values.labels[order]
 
-    def frame(suffix: str) -> pd.DataFrame:
-        return pd.DataFrame({t: values.columns[t + suffix][order] for t in opts.measures}, index=index)
-    return Results(per_query=frame(""), lower=frame("_lower") if opts.bounds else None,
-                   upper=frame("_upper") if opts.bounds else None, ties=opts.ties, measures=opts.measures)
+    def table(suffix: str) -> QueryTable:
+        return QueryTable(ids, {t: values.columns[t + suffix][order] for t in opts.measures}, "query_id", as_str)
+    return Results(per_query=table(""), lower=table("_lower") if opts.bounds else None,
+                   upper=table("_upper") if opts.bounds else None, ties=opts.ties, measures=opts.measures)
 
 
 # ------------------------------------------------------------------------------- tie modes on measures

@@ -29,21 +29,24 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from ..data.columns import Columns, check_same_id_kinds, normalized
+from ..data.ids import positions
 from ..data.exact_sum import ExactSum, finish_aggregate, partial_aggregate
-from ..data.join import check_no_repeated_pairs, sorted_label_order
+from ..data.join import check_no_repeated_pairs
 from ..errors import InputError, TierankWarning, param_text
 from ..io.tables import find_columns as find_table_columns
 from ..results import GM_FLOOR, Results
 from .core import QueryValues, evaluate_lists, prepare_lists
 from .core import to_results as core_results
 from .options import Options
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["evaluate_rows", "EngineInputError", "EngineResults"]
 
@@ -114,6 +117,8 @@ def _subset(cols: Columns, rows: np.ndarray) -> Columns:
 
 def _query_sets(run: Columns, qrels: Columns) -> tuple[pd.Index, np.ndarray, np.ndarray]:
     """(ids of every query of the batch, in_run, in_qrels)."""
+    import pandas as pd
+
     def ids(a: Any) -> np.ndarray:
         return a if isinstance(a, np.ndarray) else a.to_numpy(zero_copy_only=False)
     rq, qq = pd.Index(ids(run.query)).unique(), pd.Index(ids(qrels.query)).unique()
@@ -131,6 +136,8 @@ def evaluate_rows(run: pd.DataFrame, run_pos: np.ndarray, qrels: pd.DataFrame, q
     :class:`EngineInputError`. Returns one row per query: ``query_id``, ``status`` and the columns of
     :meth:`Options.columns` (NaN for queries not evaluated).
     """
+    import pandas as pd
+
     side: str | None = "run"
     try:
         r = normalized(_columns(run, "run", opts.names[0]), "score")
@@ -165,6 +172,8 @@ def _plain(a: Any) -> np.ndarray:
 
 def _with_values(out: pd.DataFrame, res: QueryValues | None, opts: Options) -> pd.DataFrame:
     """``out`` (query ids and statuses) with the values of the evaluated queries (NaN / None for others)."""
+    import pandas as pd
+
     columns = aligned_values(out["query_id"].to_numpy(), res, opts)
     return pd.concat([out, pd.DataFrame(columns, index=out.index)], axis=1) if columns else out
 
@@ -172,7 +181,7 @@ def _with_values(out: pd.DataFrame, res: QueryValues | None, opts: Options) -> p
 def aligned_values(labels: np.ndarray, res: QueryValues | None, opts: Options) -> dict:
     """One array per column of :meth:`Options.columns`: the values of the queries ``labels`` (NaN, or
     None for text, where ``res`` has none)."""
-    at = np.full(len(labels), -1) if res is None else pd.Index(res.labels).get_indexer(pd.Index(labels))
+    at = np.full(len(labels), -1) if res is None else positions(res.labels, labels)
     got = at >= 0
     columns = {}
     for col in opts.columns():
@@ -180,8 +189,8 @@ def aligned_values(labels: np.ndarray, res: QueryValues | None, opts: Options) -
         values = np.full(len(labels), None, dtype=object) if text else np.full(len(labels), np.nan)
         if res is not None:
             values[got] = res.columns[col][at[got]]
-        if text:
-            values[pd.isna(values)] = None
+        if text:   # NaN or None: no text
+            values[[v is None or v != v for v in values]] = None
         columns[col] = values
     return columns
 
@@ -192,17 +201,25 @@ def aligned_values(labels: np.ndarray, res: QueryValues | None, opts: Options) -
 def partials(frame: pd.DataFrame, opts: Options) -> pd.DataFrame:
     """The mergeable parts of the aggregates of one partition of per-query output: one row per value
     column (``column``, ``partial`` as :meth:`ExactSum.to_text`) plus the counts of each status."""
-    kept = frame[frame["status"].isin(KEPT)]
+    import pandas as pd
+
+    return pd.DataFrame(partial_sums(frame["status"].to_numpy(dtype=np.int64), frame, opts))
+
+
+def partial_sums(status: np.ndarray, columns: Any, opts: Options) -> dict[str, list[str]]:
+    """:func:`partials` of per-query output given as its statuses and its columns (a DataFrame or a dict
+    of numpy arrays): ``{"column": [...], "partial": [...]}``."""
+    kept = np.isin(status, KEPT)
     rows = []
     for col in opts.columns():
         m = opts.measures[measure_of(col, opts)]
         if m.aggregate == "none":
             continue
-        p = partial_aggregate(kept[col].to_numpy(dtype=np.float64), m.aggregate, GM_FLOOR)
+        p = partial_aggregate(_numpy(columns[col], np.float64)[kept], m.aggregate, GM_FLOOR)
         rows.append((col, p.to_text()))
-    counts = np.bincount(frame["status"].to_numpy(dtype=np.int64), minlength=4)
+    counts = np.bincount(status.astype(np.int64), minlength=4)
     rows += [(f"status:{s}", str(int(c))) for s, c in enumerate(counts)]
-    return pd.DataFrame(rows, columns=["column", "partial"])
+    return {"column": [c for c, _ in rows], "partial": [p for _, p in rows]}
 
 
 def measure_of(col: str, opts: Options) -> str:
@@ -211,9 +228,10 @@ def measure_of(col: str, opts: Options) -> str:
     return col.rsplit("_", 1)[0]
 
 
-def finish(parts: pd.DataFrame, opts: Options) -> tuple[dict, dict | None, dict | None]:
+def finish(parts: Any, opts: Options) -> tuple[dict, dict | None, dict | None]:
     """Warnings and the "nothing to evaluate" error of the local join from the status counts; the
-    means (and of the bounds) from the merged partial sums."""
+    means (and of the bounds) from the merged partial sums (``parts``: :func:`partials` of every
+    partition, or :func:`partial_sums`)."""
     counts = [0, 0, 0, 0]
     merged: dict[str, ExactSum] = {}
     for col, text in zip(parts["column"], parts["partial"]):
@@ -243,17 +261,19 @@ def finish(parts: pd.DataFrame, opts: Options) -> tuple[dict, dict | None, dict 
     return means(""), means("_lower") if opts.bounds else None, means("_upper") if opts.bounds else None
 
 
-def to_results(frame: pd.DataFrame, opts: Options) -> Results:
-    """The local :class:`~tierank.Results` from the collected per-query output (kept queries), assembled
-    by the core (:func:`tierank.engine.core.to_results`); query ids that are not integers as strings."""
-    labels = frame["query_id"].to_numpy()
-    index = None
-    if not is_integer_like(labels):
-        ids = labels[sorted_label_order(labels)].astype(object)
-        index = pd.Index(pd.array(ids, dtype="str"), name="query_id")
-    columns = {col: frame[col].to_numpy(dtype=object if opts.measures[measure_of(col, opts)].is_text else np.float64)
+def to_results(frame: Any, opts: Options) -> Results:
+    """The local :class:`~tierank.Results` from the collected per-query output (kept queries: a DataFrame,
+    or a dict of numpy arrays), assembled by the core (:func:`tierank.engine.core.to_results`); query ids
+    that are not integers as strings."""
+    labels = _numpy(frame["query_id"])
+    columns = {col: _numpy(frame[col], object if opts.measures[measure_of(col, opts)].is_text else np.float64)
                for col in opts.columns()}
-    return core_results(QueryValues(labels, columns), opts, index)
+    return core_results(QueryValues(labels, columns), opts, as_str=not is_integer_like(labels))
+
+
+def _numpy(column: Any, dtype: Any = None) -> np.ndarray:
+    """A column of a DataFrame (``.to_numpy``) or a numpy array, as a numpy array of ``dtype``."""
+    return column.to_numpy(dtype=dtype) if hasattr(column, "to_numpy") else np.asarray(column, dtype=dtype)
 
 
 def is_integer_like(labels: np.ndarray) -> bool:

@@ -43,15 +43,13 @@ whole file is checked for bytes that are not text before any line is parsed), an
 from __future__ import annotations
 
 import sys
-import tempfile
 from contextlib import closing
 from typing import Any, Callable, Iterator
 
 import numpy as np
-import pandas as pd
 
 from ..data.columns import Columns, check_same_id_kinds, normalized
-from ..data.ids import query_codes
+from ..data.ids import positions, query_codes
 from ..data.join import check_no_repeated_pairs
 from ..data.ranked import concat_ranges
 from ..errors import InputError
@@ -94,7 +92,7 @@ class Driver:
         self.qrels = qrels
         self.queries = query_codes(qrels.query, qrels.query[:0])   # also for the qrels' repeat check
         codes, uniques = self.queries.run, self.queries.labels
-        self.qlabels = pd.Index(uniques)
+        self.qlabels = uniques
         grouped = self.queries.run_counts is not None
         self.qorder = None if grouped else np.argsort(codes, kind="stable")   # rows by query code
         sizes = np.bincount(codes, minlength=len(uniques))
@@ -119,7 +117,7 @@ class Driver:
             self.seen.update(labels)
         if self.empty_run is None:
             self.empty_run = take_rows(run, slice(0, 0))
-        idx = self.qlabels.get_indexer(pd.Index(uniques))
+        idx = positions(self.qlabels, uniques)
         in_qrels = idx >= 0
         row_kept = None if in_qrels.all() else in_qrels[codes]   # None: every row (most blocks)
         if row_kept is not None:   # rows of queries without judgments: checked, then left out
@@ -149,7 +147,7 @@ class Driver:
         rest = np.flatnonzero(~self.used)
         if len(rest):
             zero = self.opts.missing == "zero"
-            labels = np.asarray(self.qlabels[rest])
+            labels = self.qlabels[rest]
             status = np.full(len(rest), E.ONLY_QRELS_ZERO if zero else E.ONLY_QRELS_SKIPPED, dtype=np.int8)
             res = None
             if zero:
@@ -157,12 +155,12 @@ class Driver:
                 res = _evaluate_block(take_rows(self.qrels, self.qrels_rows(rest)), empty, np.zeros(0, np.int64),
                                       self.opts)
             self.done.append((labels, status, E.aligned_values(labels, res, self.opts)))
-        out = pd.DataFrame({"query_id": np.concatenate([d[0] for d in self.done]),
-                            "status": np.concatenate([d[1] for d in self.done]),
-                            **{col: np.concatenate([d[2][col] for d in self.done]) for col in self.opts.columns()}})
-        E.finish(E.partials(out, self.opts), self.opts)   # the warnings, or nothing to evaluate
-        kept = out[out["status"].isin(E.KEPT)].drop(columns="status")
-        return E.to_results(kept.reset_index(drop=True), self.opts)
+        status = np.concatenate([d[1] for d in self.done])
+        out = {"query_id": np.concatenate([d[0] for d in self.done]),
+               **{col: np.concatenate([d[2][col] for d in self.done]) for col in self.opts.columns()}}
+        E.finish(E.partial_sums(status, out, self.opts), self.opts)   # the warnings, or nothing to evaluate
+        kept = np.isin(status, E.KEPT)
+        return E.to_results({col: a[kept] for col, a in out.items()}, self.opts)
 
 
 # -------------------------------------------------------------------------------------- entry point
@@ -266,6 +264,8 @@ def _evaluate_source(qrels: Any, source: RunSource, opts: Options, grouped_only:
                              f"{source.sort_hint}", **err.where) from None
         driver = Driver(q, opts, evaluate_block)
         # closed at once when anything stops the loop: the temporary files go with it
+        import tempfile   # (the second pass only)
+
         with closing(bucketed(source.blocks(), source.n_buckets(), tempfile.gettempdir())) as buckets:
             for cols, pos in buckets:
                 driver.add(cols, pos, check_grouped=False)
@@ -282,6 +282,8 @@ def _in_workers(driver: Driver, qrels: Columns, parts: list[Callable[[], Iterato
     ``driver``; False (``driver`` untouched) when this process must evaluate it, which then raises or
     warns as always (a worker raised or warned, a query is met by two workers, a judged query never
     met has a repeated pair)."""
+    import pandas as pd   # Parquet runs only (their reader uses pandas)
+
     outs = evaluate_in_workers(driver, parts, progress, rows, name)
     if outs is None:
         return False

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from .._progress import ProgressBar
 from .._threads import in_background
+from ..data.arrow import compute, take, to_numpy
 from ..data.columns import Columns, is_integer_ids, normalized
 from ..data.ids import query_codes
 from ..errors import InputError
@@ -88,11 +89,9 @@ def _last_query_start(query: Any) -> int:
 def arrow_differs(ids: Any, other: Any) -> np.ndarray:
     """``ids != other`` (Arrow arrays of ids, or an array and a scalar) as a numpy bool array, a missing
     id (null, or a column of nulls only) differing from every id, missing or not."""
-    import pyarrow.compute as pc
-
     if pa.types.is_null(ids.type) or (isinstance(other, pa.Scalar) and pa.types.is_null(other.type)):
         return np.ones(len(ids), dtype=bool)
-    return pc.fill_null(pc.not_equal(ids, other), True).to_numpy(zero_copy_only=False).astype(bool, copy=False)
+    return to_numpy(compute("not_equal", ids, other), null=True)
 
 
 def take_rows(cols: Columns, rows: np.ndarray | slice) -> Columns:
@@ -105,7 +104,7 @@ def take_rows(cols: Columns, rows: np.ndarray | slice) -> Columns:
     def pick(a: Any) -> Any:
         if isinstance(rows, slice) or isinstance(a, np.ndarray):
             return a[rows]
-        return a.take(pa.array(rows, type=pa.int64()))
+        return take(a, np.asarray(rows, dtype=np.int64))
     return replace(cols, query=pick(cols.query), doc=pick(cols.doc), value=pick(np.asarray(cols.value)),
                    lines=None if cols.lines is None else cols.lines[rows],
                    trec_eval_grades=None if cols.trec_eval_grades is None else cols.trec_eval_grades[rows])
@@ -129,7 +128,7 @@ def trec_blocks(path: Any, block_rows: int, progress: bool | None = None, *, for
     >>> from tierank.io.blocks import trec_blocks
     >>> path = os.path.join(tempfile.mkdtemp(), "run.txt")
     >>> _ = pathlib.Path(path).write_text("q1 Q0 a 1 3 t\\nq1 Q0 b 2 2 t\\nq2 Q0 c 1 5 t\\nq3 Q0 a 1 1 t\\n")
-    >>> [(list(c.query), first, last) for c, first, last in trec_blocks(path, block_rows=2)]
+    >>> [(c.query.to_pylist(), first, last) for c, first, last in trec_blocks(path, block_rows=2)]
     [(['q1', 'q1', 'q2'], 0, False), (['q3'], 3, True)]
     """
     text_input = path if isinstance(path, TextInput) else None

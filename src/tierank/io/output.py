@@ -18,7 +18,6 @@ goes through the two functions of this module:
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 import sys
 from contextlib import contextmanager
@@ -165,6 +164,8 @@ def check_output(path: Any, inputs: Iterable[Any] = ()) -> None:
 
 def _temp_file(folder: str, base: str) -> tuple[int, str]:
     """A new file in ``folder``, created with the mode a plain ``open`` gives (0o666 less the umask)."""
+    import secrets   # (here: its hmac and hashlib cost the command line's start-up)
+
     for _ in range(100):
         tmp = os.path.join(folder, f".{base[:200]}.{secrets.token_hex(6)}.tmp")
         try:

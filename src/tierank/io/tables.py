@@ -177,10 +177,10 @@ def negated_ranks(ranks: Any) -> Any:
 def table_columns(obj: Any, kind: str) -> Columns | None:
     """:func:`tierank.io.frames.to_columns` of a run or qrels (``kind``) in memory: a dict, a DataFrame
     (pandas or polars), a pyarrow Table or RecordBatch, or Columns; None for anything else (a path)."""
-    import pandas as pd
-
     if isinstance(obj, Columns):
         return obj
+    import pandas as pd
+
     if isinstance(obj, pd.DataFrame):
         qname, dname, vname, rank = find_columns(list(obj.columns), kind)
         query, doc, value = (_column(obj, qname, "query id", kind), _column(obj, dname, "document id", kind),

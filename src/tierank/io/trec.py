@@ -71,6 +71,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
+from ..data.arrow import cast, compute, contains, from_numpy, starts_with, to_numpy, to_objects
+from ..data.arrow import take as take_at
 from ..data.columns import Columns
 from ..errors import InputError
 from .parquet import read_qrels_parquet, read_run_parquet
@@ -90,7 +92,7 @@ __all__ = [
 #: Force one parsing engine ("pyarrow" or "pandas"); None: pyarrow (the pandas engine is a slower, independent
 #: reader the tests compare it with).
 ENGINE: str | None = None
-#: pyarrow engine: hand ids to the join as pandas ArrowStringArrays instead of numpy object arrays.
+#: pyarrow engine: hand ids to the join as pyarrow (large) string arrays instead of numpy object arrays.
 ARROW_IDS = True
 
 # bytes allowed in a text file: printable ASCII, tab, LF, CR, and every byte >= 0x80 (checked as UTF-8)
@@ -429,33 +431,26 @@ def _arrow_objects(array: Any, dictionary: bool = False) -> np.ndarray:
     With ``dictionary=True`` repeated strings (query ids) become one Python object each.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if dictionary and not pa.types.is_dictionary(array.type):
-        array = pc.dictionary_encode(array)
+        array = compute("dictionary_encode", array)
     if pa.types.is_dictionary(array.type):
         chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
-        parts = [np.asarray(c.dictionary.to_numpy(zero_copy_only=False), dtype=object)[
-            c.indices.to_numpy(zero_copy_only=False)] for c in chunks]
+        parts = [to_objects(c.dictionary)[to_numpy(c.indices)] for c in chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
-    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=object)
+    return to_objects(array)
 
 
 def _arrow_ids(array: Any, shared: bool = False) -> Any:
     """Ids for Columns: a numpy object array of str (``shared``: one object per distinct id, for
-    query ids), or with ``ARROW_IDS`` a pandas ArrowStringArray (no Python object per id; a join
+    query ids), or with ``ARROW_IDS`` a pyarrow large string array (no Python object per id; a join
     that encodes ids in Arrow then needs no conversion back)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if ARROW_IDS:
-        if pa.types.is_dictionary(array.type):
-            array = pc.cast(array, pa.string())
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
-        import pandas as pd
-
-        return pd.arrays.ArrowStringArray(array)
+        return cast(array, pa.large_string())
     return _arrow_objects(array, dictionary=shared)
 
 
@@ -480,7 +475,6 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     fields, anything odd in a number); the general path then reads it, with the same results.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     n_cols = layout.max_fields if layout.max_fields is not None else layout.min_fields
     if not data or b"\t" in data:
@@ -508,19 +502,19 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
         if name == str(layout.value):
             continue
         # an empty field: two separators in a row, or one at a line's start or end
-        if any(len(c) and pc.min(pc.binary_length(c)).as_py() == 0 for c in col.chunks):
+        if any(len(c) and compute("min", compute("binary_length", c)).as_py() == 0 for c in col.chunks):
             return None
-        if name == str(layout.qid) and any(pc.any(pc.starts_with(c, "#")).as_py() for c in col.chunks):
+        if name == str(layout.qid) and any(compute("any", starts_with(c, "#")).as_py() for c in col.chunks):
             return None   # a comment line
     value_column = table.column(str(layout.value))
     if layout.kind == "qrels":
         try:   # Arrow's number parser, as the CSV reader's (the general path parses fields so too)
             value_column = value_column.combine_chunks()
-            scores = pc.cast(value_column, pa.float64()).to_numpy(zero_copy_only=False)
+            scores = to_numpy(cast(value_column, pa.float64()))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
     else:
-        scores = value_column.to_numpy()
+        scores = to_numpy(value_column)
     if np.isnan(scores).any() or (layout.finite and np.isinf(scores).any()):
         return None
     n_rows = table.num_rows
@@ -532,7 +526,7 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
     def ids(k: int, rows: np.ndarray) -> Any:
         col = table.column(str(k))
         if len(rows) != n_rows:
-            col = col.take(pa.array(rows))
+            col = take_at(col, rows)
         return _arrow_ids(col, shared=k == layout.qid)
 
     def numbers(k: int, rows: np.ndarray) -> np.ndarray:
@@ -540,7 +534,7 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
 
     def texts(k: int, rows: np.ndarray) -> Any:
         col = table.column(str(k)).combine_chunks()
-        return col if len(rows) == n_rows else col.take(pa.array(rows))
+        return col if len(rows) == n_rows else take_at(col, rows)
 
     return _Split(n_rows, false, false, false, false, take, ids, numbers, texts)
 
@@ -551,7 +545,6 @@ def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
         return simple
 
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if not data:
         none = np.zeros(0, dtype=bool)
@@ -560,17 +553,17 @@ def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
     # \x1f cannot occur (control characters are rejected), so each line is one field
     table = _read_csv(data, "\x1f", {"line": pa.string()})
     lines = table.column("line")
-    parts = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines))
+    parts = compute("ascii_split_whitespace", compute("ascii_trim_whitespace", lines))
     parts = parts.combine_chunks() if isinstance(parts, pa.ChunkedArray) else parts
     n_rows = len(parts)
-    offsets = parts.offsets.to_numpy()[: n_rows + 1].astype(np.int64)
+    offsets = to_numpy(parts.offsets)[: n_rows + 1].astype(np.int64)
     flat = parts.values
     length = np.diff(offsets)
     starts = offsets[:-1]
     if n_rows:
-        first = flat.take(pa.array(starts))
-        blank = (length == 1) & pc.equal(first, "").to_numpy(zero_copy_only=False)
-        comment = pc.starts_with(first, "#").to_numpy(zero_copy_only=False)
+        first = take_at(flat, starts)
+        blank = (length == 1) & (to_numpy(compute("binary_length", first)) == 0)
+        comment = to_numpy(starts_with(first, "#"))
     else:
         blank = comment = np.zeros(0, dtype=bool)
     n_fields = np.where(blank, 0, length)
@@ -578,7 +571,7 @@ def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
     too_many = (n_fields > layout.max_fields) if layout.max_fields is not None else np.zeros(n_rows, bool)
 
     def field(k: int, rows: np.ndarray):
-        return flat.take(pa.array(starts[rows] + k))
+        return take_at(flat, starts[rows] + k)
 
     def take(k: int, rows: np.ndarray) -> np.ndarray:
         return _arrow_objects(field(k, rows))
@@ -588,8 +581,7 @@ def _split_pyarrow(data: bytes, layout: _Layout) -> _Split:
 
     def numbers(k: int, rows: np.ndarray) -> np.ndarray | None:
         try:
-            return np.asarray(pc.cast(field(k, rows), pa.float64()).to_numpy(zero_copy_only=False),
-                              dtype=np.float64)
+            return to_numpy(cast(field(k, rows), pa.float64()))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
 
@@ -753,8 +745,9 @@ def ranks_after(cols: Columns, before: RanksBefore | None) -> RanksBefore:
     import pandas as pd
 
     before = before or RanksBefore()
-    query = cols.query[len(cols.query) - 1]
-    same = np.asarray(pd.Series(cols.query, copy=False) == query, dtype=bool)
+    ids = _pandas_ids(cols.query)
+    query = ids[len(ids) - 1]
+    same = np.asarray(pd.Series(ids, copy=False) == query, dtype=bool)
     other = np.flatnonzero(~same)
     start = int(other[-1]) + 1 if len(other) else 0
     lines = len(same) - start
@@ -762,7 +755,7 @@ def ranks_after(cols: Columns, before: RanksBefore | None) -> RanksBefore:
     if goes_on:
         lines += before.lines
     over = before.seen if goes_on else before.finished().seen
-    over = over | set(pd.unique(pd.Series(cols.query[:start], copy=False)))   # the queries before the last
+    over = over | set(pd.unique(pd.Series(ids[:start], copy=False)))   # the queries before the last
     return RanksBefore(query, -float(cols.value[-1]), lines, frozenset(over))   # MS MARCO values are -rank
 
 
@@ -784,7 +777,7 @@ def _rank_problem(data: bytes, split: _Split, rows: np.ndarray, ranks: np.ndarra
     n = len(rows)
     if not n:
         return None
-    queries = split.ids(layout.qid, rows)
+    queries = _pandas_ids(split.ids(layout.qid, rows))
     new = np.ones(n, dtype=bool)   # the first line of a run of lines of one query
     if n > 1:
         new[1:] = np.asarray(queries[1:] != queries[:-1], dtype=bool)
@@ -852,9 +845,9 @@ def concat_columns(parts: list[Columns]) -> Columns:
     def ids(arrays: list[Any]) -> Any:
         if isinstance(arrays[0], np.ndarray):
             return np.concatenate(arrays)
-        import pandas as pd
+        import pyarrow as pa
 
-        return pd.concat([pd.Series(a, copy=False) for a in arrays], ignore_index=True).array
+        return pa.concat_arrays(arrays)
     lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
     atol = (None if any(p.trec_eval_grades is None for p in parts)
             else np.concatenate([p.trec_eval_grades for p in parts]))
@@ -914,30 +907,31 @@ def trec_eval_atol(texts: Any) -> np.ndarray:
     [1, -2, 0]
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if not isinstance(texts, (pa.Array, pa.ChunkedArray)):
-        texts = pa.array(list(texts), type=pa.large_string())
+        texts = from_numpy(np.asarray(list(texts), dtype=object))
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if pa.types.is_binary(texts.type) or pa.types.is_large_binary(texts.type):
-        texts = texts.cast(pa.large_string())
+        texts = cast(texts, pa.large_string())
     try:   # the usual case: every text is a decimal integer (Arrow would also read hexadecimal "0x10")
-        if len(texts) and pc.max(pc.binary_length(texts)).as_py() <= 18 and \
-                not any(pc.any(pc.match_substring(texts, x)).as_py() for x in "xX"):
-            return pc.cast(texts, pa.int64()).to_numpy(zero_copy_only=False)
+        if len(texts) and compute("max", compute("binary_length", texts)).as_py() <= 18 and \
+                not any(compute("any", contains(texts, x)).as_py() for x in "xX"):
+            return to_numpy(cast(texts, pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
+    import pyarrow.compute as pc   # (the other texts: rare)
+
     # leading white space, then the sign and digits: every text matches (maybe with "")
     lead = pc.extract_regex(texts, r"^[ \t\n\v\f\r]*(?P<int>[+-]?[0-9]*)").field("int")
     lead = pc.utf8_ltrim(lead, "+")   # Arrow's integer parse takes "-3", not "+3"
-    digits = pc.utf8_length(pc.utf8_ltrim(lead, "-")).to_numpy(zero_copy_only=False)
+    digits = to_numpy(pc.utf8_length(pc.utf8_ltrim(lead, "-")))
     out = np.zeros(len(texts), dtype=np.int64)
     short = (digits > 0) & (digits <= 18)   # fits int64 whatever the digits
     if short.all():
-        return pc.cast(lead, pa.int64()).to_numpy(zero_copy_only=False)
+        return to_numpy(pc.cast(lead, pa.int64()))
     if short.any():
-        out[short] = pc.cast(lead.filter(pa.array(short)), pa.int64()).to_numpy(zero_copy_only=False)
+        out[short] = to_numpy(pc.cast(lead.filter(from_numpy(short)), pa.int64()))
     for i in np.flatnonzero(digits > 18):   # long digit strings (leading zeros, or beyond the range): rare
         out[i] = min(max(int(lead[int(i)].as_py()), _LONG_MIN), _LONG_MAX)
     return out   # no digit: 0
@@ -975,7 +969,14 @@ def read_qrels_columns(path: Any, format: str | None = None) -> Columns:
 def _frame(cols: Columns, value: str) -> pd.DataFrame:
     import pandas as pd
 
-    return pd.DataFrame({"query_id": cols.query, "doc_id": cols.doc, value: cols.value})
+    return pd.DataFrame({"query_id": _pandas_ids(cols.query), "doc_id": _pandas_ids(cols.doc), value: cols.value})
+
+
+def _pandas_ids(ids: Any) -> Any:
+    """Ids of the readers (numpy objects or Arrow strings: :func:`_arrow_ids`) as pandas holds them."""
+    import pandas as pd
+
+    return ids if isinstance(ids, np.ndarray) else pd.arrays.ArrowStringArray(ids)
 
 
 def _parquet(path: Any, format: str | None) -> bool:

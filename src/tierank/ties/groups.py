@@ -128,6 +128,16 @@ def within_query_exclusive_cumsum(values: np.ndarray, query: np.ndarray, starts:
     return out
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` of a 1-D array, without loading numpy.ma as np.unique does (start-up time).
+
+    >>> _distinct(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    """
+    out = np.sort(values)
+    return out[np.concatenate(([True], out[1:] != out[:-1]))] if len(out) else out
+
+
 def _restarting_cumsum(values: np.ndarray, starts: np.ndarray, dtype: type) -> np.ndarray:
     """Exclusive cumsum restarting at every query, in one pass and one array: the increments are the
     previous entries, except at a query's first entry, where the previous query's total is taken off
@@ -138,7 +148,7 @@ def _restarting_cumsum(values: np.ndarray, starts: np.ndarray, dtype: type) -> n
         return out
     out[0] = 0
     out[1:] = values[:-1]
-    first = np.unique(starts)
+    first = _distinct(starts)
     first = first[(first > 0) & (first < n)]          # first entries of non-empty queries but the first
     totals = np.add.reduceat(values, np.concatenate(([0], first)), dtype=dtype)
     out[first] -= totals[:-1]                          # the total of the query just before each
@@ -327,7 +337,7 @@ def _blocked_group_sums(f: GradeFn, grades: np.ndarray, starts: np.ndarray,
     small (in cache, and no fresh pages per call); each group is summed in one piece, so the sums are
     the same."""
     n = len(grades)
-    bounds = np.unique(np.append(np.searchsorted(starts, np.arange(0, n, _ITEM_BLOCK)), len(starts)))
+    bounds = _distinct(np.append(np.searchsorted(starts, np.arange(0, n, _ITEM_BLOCK)), len(starts)))
     ends = np.append(starts, n)
     out = np.empty(len(starts))
     for ga, gb in zip(bounds[:-1], bounds[1:]):   # loop over blocks of items
