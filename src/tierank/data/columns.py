@@ -62,6 +62,7 @@ class Columns:
     from_dict: bool = False           # rows of a {query: {doc: value}} dict: name the query, not the row
     dtypes: tuple[str, str] = ("", "")   # the query and doc id dtypes as given (set by normalized())
     trec_eval_grades: np.ndarray | None = None   # qrels text: each grade as trec_eval reads it (C atol)
+    unique_pairs: bool = False        # no (query, document) pair repeats (the rows of a dict: its keys)
 
     def where(self, i: int) -> dict:
         """InputError keywords locating row ``i`` in a file."""
@@ -420,7 +421,8 @@ def normalized(cols: Columns, what: str, *, trec_eval: bool = False) -> Columns:
     ...
     tierank.errors.InputError: the run's 'query_id' column: a missing id (None); every row needs a query id (row 1)
     """
-    dtypes = (_describe(cols.query), _describe(cols.doc))
+    # the ids' dtypes as given, for messages; a dict's are Python objects (however they were read)
+    dtypes = ("object", "object") if cols.from_dict else (_describe(cols.query), _describe(cols.doc))
     cols = replace(cols, dtypes=dtypes)
     query = _normalized_ids(cols.query, cols, 0)
     doc = _normalized_ids(cols.doc, cols, 1)

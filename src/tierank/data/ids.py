@@ -208,11 +208,13 @@ def _truncated(hashes: np.ndarray, bits: int) -> np.ndarray:
     return hashes.view(np.int64)
 
 
-def exact_string_codes(run_d: pa.Array, qrels_d: pa.Array, run_q: np.ndarray) -> DocCodes:
+def exact_string_codes(run_d: pa.Array, qrels_d: pa.Array, run_q: np.ndarray, find_repeats: bool = True
+                       ) -> DocCodes:
     """Codes of string ids by Arrow dictionary encoding of the judged ids; run ids that no qrels row
     names get -1 (no hashing of millions of unjudged ids at once). Repeated (query, document) pairs of
-    the run are searched on a worker thread, block by block (``duplicates``)."""
-    duplicates = in_background(_duplicate_by_blocks, run_d, run_q) if len(run_q) else None
+    the run are searched on a worker thread, block by block (``duplicates``), unless ``find_repeats``
+    is False (the caller knows there is none)."""
+    duplicates = in_background(_duplicate_by_blocks, run_d, run_q) if len(run_q) and find_repeats else None
     if not len(qrels_d):
         return DocCodes(np.full(len(run_d), -1, dtype=np.int64), np.zeros(0, np.int64), 1, False,
                         duplicates=duplicates)

@@ -92,7 +92,8 @@ def _doc_codes(run: Columns, qrels: Columns, queries: QueryCodes, hashes: Shared
     if is_integer_ids(run.doc):
         return integer_codes(run.doc, qrels.doc, n_all)
     codes = hashed_string_codes(hashes, qrels.doc, n_all) if hashes is not None else None
-    return codes if codes is not None else exact_string_codes(run.doc, qrels.doc, queries.run)
+    return codes if codes is not None else exact_string_codes(run.doc, qrels.doc, queries.run,
+                                                              find_repeats=not run.unique_pairs)
 
 
 def _sorted_qrels(qrels: Columns, qrels_q: np.ndarray, codes: DocCodes) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +167,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
 
     # every run row, evaluated query or not, obeys the duplicate rule
     duplicates: Future | None = codes.duplicates
-    repeats_checked = duplicates is not None or not codes.complete
+    repeats_checked = run.unique_pairs or duplicates is not None or not codes.complete
     keep_rows = None
     if not sets.all_run_queries_evaluated:   # rows of unjudged queries leave now, checked first
         if not repeats_checked:
@@ -331,14 +332,21 @@ def _find_judged(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_d
     ``candidates`` rows (increasing) are looked up."""
     if not len(jkey) or not len(candidates):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    key = new_code[run_q[candidates]] * n_docs + run_d[candidates]
-    by_key = np.argsort(key)   # sorted needles search faster (cache)
-    sorted_key = key[by_key]
-    found_at = np.searchsorted(jkey, sorted_key)
-    np.minimum(found_at, len(jkey) - 1, out=found_at)
-    at = np.empty_like(found_at)
-    at[by_key] = found_at   # back in row order: later reads of the rows go forward through memory
-    del by_key, sorted_key, found_at
+    query = new_code[run_q[candidates]]
+    key = query * n_docs + run_d[candidates]
+    if len(query) < 2 or bool((query[1:] >= query[:-1]).all()):
+        # rows grouped by query in code order (a dict, most runs): each search stays in its query's
+        # judged keys, which the cache holds, so the needles need no sort
+        at = np.searchsorted(jkey, key)
+        np.minimum(at, len(jkey) - 1, out=at)
+    else:
+        by_key = np.argsort(key)   # sorted needles search faster (cache)
+        found_at = np.searchsorted(jkey, key[by_key])
+        np.minimum(found_at, len(jkey) - 1, out=found_at)
+        at = np.empty_like(found_at)
+        at[by_key] = found_at   # back in row order: later reads of the rows go forward through memory
+        del by_key, found_at
+    del query
     found = jkey[at] == key
     return candidates[found], at[found]
 
