@@ -63,6 +63,7 @@ class Columns:
     dtypes: tuple[str, str] = ("", "")   # the query and doc id dtypes as given (set by normalized())
     trec_eval_grades: np.ndarray | None = None   # qrels text: each grade as trec_eval reads it (C atol)
     unique_pairs: bool = False        # no (query, document) pair repeats (the rows of a dict: its keys)
+    doc_hashes: Any = None            # SharedHashes of ``doc`` started by the reader (the join's first step)
 
     def where(self, i: int) -> dict:
         """InputError keywords locating row ``i`` in a file."""

@@ -152,13 +152,16 @@ def integer_codes(run_d: np.ndarray, qrels_d: np.ndarray, n_queries: int) -> Doc
 
 class SharedHashes:
     """The run's string hashes, computed on two threads: most rows on a worker thread from the start,
-    the last ones by the caller when it asks for the result (after its own work in between)."""
+    the last ones by the caller when it asks for the result (after its own work in between).
+
+    ``worker_share``: the part the worker hashes (1.0: all of it, for a caller that starts the hashes
+    long before it needs them, e.g. the dict reader while it reads the scores)."""
 
     WORKER_SHARE = 0.75
 
-    def __init__(self, ids: pa.Array) -> None:
+    def __init__(self, ids: pa.Array, worker_share: float = WORKER_SHARE) -> None:
         self.ids = ids
-        self.cut = int(len(ids) * self.WORKER_SHARE)
+        self.cut = int(len(ids) * worker_share)
         self.out = np.empty(len(ids), dtype=np.uint64)
         self.head = in_background(string_hashes, ids.slice(0, self.cut), self.out[:self.cut])
 

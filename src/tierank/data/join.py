@@ -156,7 +156,8 @@ class _QuerySets:
 def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     hashes = None   # string ids: hashed on a worker thread while the queries are coded
     if not exact and not is_integer_ids(run.doc) and len(run.doc):
-        hashes = SharedHashes(run.doc)
+        started = run.doc_hashes   # by the reader, on these very ids
+        hashes = started if isinstance(started, SharedHashes) and started.ids is run.doc else SharedHashes(run.doc)
     queries = query_codes(run.query, qrels.query)
     codes = _doc_codes(run, qrels, queries, hashes)
     del hashes
@@ -184,7 +185,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     ranked_ids, n_q = sets.ranked_ids, len(sets.ranked_ids)
     dense = _dense_keys(codes, n_q, len(run_d))
     sort_checks_repeats = not repeats_checked and not dense
-    ranking, keys = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
+    ranking = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
                                    check_repeats=sort_checks_repeats)
     labels, qrels_q = queries.labels, queries.qrels
     del queries
@@ -219,8 +220,9 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
         dup = duplicates.result()
         if dup is not None:
             _duplicate_error(run, dup, "run")
+    keys = None
     if ranking is not None:
-        repeated, item_order, qptr = ranking.result()
+        repeated, item_order, qptr, keys = ranking.result()
     else:
         repeated = sort_checks_repeats   # the full check below sorts every key
         item_order, qptr = sort_ranked(sets.new_code[run_q], scores.astype(np.float64, copy=False), n_q)
@@ -248,20 +250,20 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
 
 def _start_ranking(run_q: np.ndarray, run_d: np.ndarray, scores: np.ndarray, n_docs: int, queries: QueryCodes,
                    keep_rows: np.ndarray | None, new_code: np.ndarray, check_repeats: bool
-                   ) -> tuple[Future | None, SortKeys | None]:
-    """For a run grouped by query: its sort keys, and on a worker thread (during the judged lookup)
-    the repeat check (when asked; sorted blocks show a document twice) and the sort of the blocks.
-    (None, None) for other runs, which :func:`sort_ranked` sorts afterwards."""
+                   ) -> Future | None:
+    """For a run grouped by query, on a worker thread (during the judged lookup): the repeat check
+    (when asked; sorted blocks show a document twice), the sort keys and the sort of the blocks,
+    ``(repeated, order, qptr, keys)``. None for other runs, which :func:`sort_ranked` sorts afterwards."""
     blocks = Blocks.find(run_q, numbered=keep_rows is None,
                          counts=queries.run_counts if keep_rows is None else None)
     if blocks is None:
-        return None, None
-    keys = SortKeys.of(scores)
+        return None
 
-    def sort_blocks() -> tuple[bool, np.ndarray, np.ndarray]:
+    def sort_blocks() -> tuple[bool, np.ndarray, np.ndarray, SortKeys]:
         repeated = blocks.has_repeats(run_d, n_docs) if check_repeats else False
-        return (repeated, *blocks.sort(keys.keys, keys.pad, new_code))
-    return in_background(sort_blocks), keys
+        keys = SortKeys.of(scores)
+        return (repeated, *blocks.sort(keys.keys, keys.pad, new_code), keys)
+    return in_background(sort_blocks)
 
 
 def _check_no_repeats(run: Columns, run_q: np.ndarray, run_d: np.ndarray, n_docs: int, hashed: bool,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..data.columns import Columns
+from ..data.ids import SharedHashes
 from ..errors import InputError
 
 if TYPE_CHECKING:
@@ -246,12 +247,16 @@ def dict_columns(obj: Mapping, kind: str) -> Columns:
     if doc is None:
         doc = _ids(docs)
     del docs
-    value = _typed_values(rows, n)
+    # a run's string ids: the join's first step, hashing them, starts on a worker thread while the
+    # scores are read here (numpy releases the GIL; reading Python objects cannot)
+    hashes = SharedHashes(doc, worker_share=1.0) if kind == "run" and not isinstance(doc, np.ndarray) else None
+    value = _typed_values(rows, n, ints_first=kind == "qrels")
     if value is None:
         value = _ids(list(chain.from_iterable(map(methodcaller("values"), rows))))
     # a dict's keys are distinct, and distinct str or int keys stay distinct ids: no pair repeats
     unique = _plain_dict(type(obj)) and all(map(_plain_dict, set(map(type, rows))))
-    return Columns(query=query, doc=doc, value=value, source=kind, from_dict=True, unique_pairs=unique)
+    return Columns(query=query, doc=doc, value=value, source=kind, from_dict=True, unique_pairs=unique,
+                   doc_hashes=hashes)
 
 
 def _plain_dict(cls: type) -> bool:
@@ -279,12 +284,13 @@ def _typed_ids(ids: list) -> Any:
     return None
 
 
-def _typed_values(rows: list, n: int) -> np.ndarray | None:
+def _typed_values(rows: list, n: int, ints_first: bool) -> np.ndarray | None:
     """The values of the rows as float64 when every one is a Python float (NaN aside), as int64 when
-    every one is a Python int within int64; None otherwise (read them as objects)."""
+    every one is a Python int within int64; None otherwise (read them as objects). ``ints_first``:
+    look for ints first (grades)."""
     def values() -> Iterator:
         return chain.from_iterable(map(methodcaller("values"), rows))
-    for kind, dtype in ((float, np.float64), (int, np.int64)):
+    for kind, dtype in ((int, np.int64), (float, np.float64)) if ints_first else ((float, np.float64), (int, np.int64)):
         if countOf(map(type, values()), kind) == n:
             try:
                 out = np.fromiter(values(), dtype=dtype, count=n)
