@@ -370,40 +370,48 @@ class RelevanceEvaluator:
 
         With n documents of which ``above`` score above the last tie, the k-th is in that tie when
         ``above < k <= n``. ``above`` is counted on the first documents only when those already hold
-        more than every cutoff below n (the usual case), else on all of them."""
+        more than every cutoff below n (the usual case: one pass over a few values of each query),
+        else on all of them."""
         found: dict[str, list[str]] = {key: [] for key, _ in self._cutoffs}
         ks = sorted({k for _, k in self._cutoffs})
-        as32 = self.trec_eval_version == 9
-        with np.errstate(over="ignore"):   # beyond float32's range: +-inf, as the engine reads them
-            for qid, docs in run.items():
-                values: Any = docs.values()
-                if self.judged_docs_only_flag:
-                    judged = self._qrels[qid]
-                    values = [v for d, v in docs.items() if judged.get(d, -1) >= 0]
-                n = len(values)
-                if n < ks[0]:
-                    continue
-                below = [k for k in ks if k < n]   # cutoffs that may fall before the last tie
-                above = _above_last_tie(values, n, below[-1] if below else 0, as32)
-                for key, k in self._cutoffs:
-                    if above < k <= n:
-                        found[key].append(qid)
+        qids, lists, sizes, enough = [], [], [], []
+        for qid, docs in run.items():
+            values: Any = docs.values()
+            if self.judged_docs_only_flag:
+                judged = self._qrels[qid]
+                values = [v for d, v in docs.items() if judged.get(d, -1) >= 0]
+            n = len(values)
+            if n < ks[0]:
+                continue
+            below = [k for k in ks if k < n]   # cutoffs that may fall before the last tie
+            need = below[-1] if below else 0
+            qids.append(qid)
+            lists.append(values)
+            sizes.append(n if n <= 2 * need + 16 else need + need // 4 + 16)   # the head read first
+            enough.append(need)
+        if not qids:
+            return found
+        head = np.array(sizes, dtype=np.int64)
+        above = self._above_minimum(itertools.chain.from_iterable(
+            itertools.islice(values, size) for values, size in zip(lists, sizes)), head)
+        for i in np.flatnonzero((above < np.array(enough)) & (head < np.fromiter(map(len, lists), np.int64))):
+            above[i] = self._above_minimum(iter(lists[i]), np.array([len(lists[i])]))[0]   # all of the list
+        for qid, n, a in zip(qids, map(len, lists), above.tolist()):
+            for key, k in self._cutoffs:
+                if a < k <= n:
+                    found[key].append(qid)
         return found
 
-
-def _above_last_tie(values: Any, n: int, enough: int, as32: bool) -> int:
-    """How many of the ``n`` values are above their minimum (as float32 when ``as32``), or a number at
-    least ``enough`` counted on the first values alone when they hold that many above their own
-    minimum (which is at least the minimum of all)."""
-    size = n if n <= 2 * enough + 16 else enough + enough // 4 + 16
-    while True:
-        a = np.fromiter(itertools.islice(values, size) if size < n else values, dtype=np.float64, count=size)
-        if as32:
-            a = a.astype(np.float32)
-        above = size - int(np.count_nonzero(a == a.min())) if size else 0
-        if above >= enough or size == n:
-            return above
-        size = n
+    def _above_minimum(self, values: Iterator, sizes: np.ndarray) -> np.ndarray:
+        """For consecutive lists of ``sizes`` values: how many values of each are above its minimum, the
+        scores read as the engine reads them (float32 under trec_eval_version=9)."""
+        a = np.fromiter(values, dtype=np.float64, count=int(sizes.sum()))
+        if self.trec_eval_version == 9:
+            with np.errstate(over="ignore"):   # beyond float32's range: +-inf, as the engine reads them
+                a = a.astype(np.float32)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        lowest = np.minimum.reduceat(a, starts)
+        return sizes - np.add.reduceat((a == np.repeat(lowest, sizes)).astype(np.int64), starts)
 
 
 # ---------------------------------------------------------------------------------- module functions

@@ -64,6 +64,7 @@ class Columns:
     trec_eval_grades: np.ndarray | None = None   # qrels text: each grade as trec_eval reads it (C atol)
     unique_pairs: bool = False        # no (query, document) pair repeats (the rows of a dict: its keys)
     doc_hashes: Any = None            # SharedHashes of ``doc`` started by the reader (the join's first step)
+    query_groups: Any = None          # (query ids, rows per group of one query) set by a reader that knows them
 
     def where(self, i: int) -> dict:
         """InputError keywords locating row ``i`` in a file."""

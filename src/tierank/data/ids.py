@@ -92,13 +92,18 @@ def id_codes(ids: Any) -> tuple[np.ndarray, Any]:
     return np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64), enc.dictionary
 
 
-def query_codes(run_q: Any, qrels_q: Any) -> QueryCodes:
+def query_codes(run_q: Any, qrels_q: Any, run_counts: np.ndarray | None = None) -> QueryCodes:
     """Integer codes for the query ids of both tables; codes of run queries come first, in order of
-    first appearance. A run grouped by query (each query's rows together) is coded without hashing."""
+    first appearance. A run grouped by query (each query's rows together) is coded without hashing.
+    ``run_counts``: the rows of each group of the run when the caller knows them (a dict's rows come
+    grouped by query); then no id is compared with the next."""
     n = len(run_q)
     codes = uniques = counts = None
     if n:
-        starts = _group_starts(run_q)
+        if run_counts is not None and int(run_counts.sum()) == n and bool((run_counts > 0).all()):
+            starts = np.concatenate(([0], np.cumsum(run_counts)[:-1]))
+        else:
+            starts = _group_starts(run_q)
         blocks = run_q[starts] if is_integer_ids(run_q) else _as_numpy(run_q.take(pa.array(starts)))
         if pd.Index(blocks).is_unique:   # grouped by query: no hashing of every row
             counts = np.diff(np.append(starts, n))

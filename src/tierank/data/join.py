@@ -158,7 +158,9 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     if not exact and not is_integer_ids(run.doc) and len(run.doc):
         started = run.doc_hashes   # by the reader, on these very ids
         hashes = started if isinstance(started, SharedHashes) and started.ids is run.doc else SharedHashes(run.doc)
-    queries = query_codes(run.query, qrels.query)
+    groups = run.query_groups   # (ids, rows per query) by the reader, when of these very ids
+    queries = query_codes(run.query, qrels.query, groups[1] if groups is not None and groups[0] is run.query else None)
+    del groups
     codes = _doc_codes(run, qrels, queries, hashes)
     del hashes
     qkey, qsort = _sorted_qrels(qrels, queries.qrels, codes)

@@ -256,7 +256,7 @@ def dict_columns(obj: Mapping, kind: str) -> Columns:
     # a dict's keys are distinct, and distinct str or int keys stay distinct ids: no pair repeats
     unique = _plain_dict(type(obj)) and all(map(_plain_dict, set(map(type, rows))))
     return Columns(query=query, doc=doc, value=value, source=kind, from_dict=True, unique_pairs=unique,
-                   doc_hashes=hashes)
+                   doc_hashes=hashes, query_groups=(query, counts))
 
 
 def _plain_dict(cls: type) -> bool:
