@@ -305,7 +305,10 @@ def trec_order_key(docs: Any, rows: np.ndarray) -> np.ndarray | list[np.ndarray]
         docs = pc.cast(pa.array(docs), pa.large_string())   # over 16 digits: compare the strings
     words = string_sort_key(docs)
     if words is not None:   # byte order, as strcmp: the words, compared only inside ties
-        return [np.take(w, rows) for w in words]
+        ranked = []
+        while words:   # each word of the rows freed once it is taken in ranked order (peak memory)
+            ranked.append(np.take(words.pop(0), rows))
+        return ranked
     by_name = pc.sort_indices(docs.take(pa.array(rows))).to_numpy()
     rank = np.empty(len(rows), dtype=np.int64)
     rank[by_name] = np.arange(len(rows))
