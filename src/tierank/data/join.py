@@ -100,7 +100,7 @@ def _sorted_qrels(qrels: Columns, qrels_q: np.ndarray, codes: DocCodes) -> tuple
     """(keys, order): the qrels' (query, document) keys sorted, and the rows in that order. A repeated
     pair is an InputError naming the first row that repeats one (or a HashCollision)."""
     qkey = qrels_q * codes.size + codes.qrels
-    qsort = np.argsort(qkey)   # keys are unique unless the qrels repeat a pair (an error below)
+    qsort = _grouped_argsort(qkey, qrels_q)   # keys are unique unless the qrels repeat a pair (an error below)
     qkey = qkey[qsort]
     if (qkey[1:] == qkey[:-1]).any():
         if codes.hashed:
@@ -110,6 +110,18 @@ def _sorted_qrels(qrels: Columns, qrels_q: np.ndarray, codes: DocCodes) -> tuple
         repeats = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]) + 1
         _duplicate_error(qrels, int(qsort[repeats].min()), "qrels")   # the first row repeating one
     return qkey, qsort
+
+
+def _grouped_argsort(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys)`` for keys ordered by ``query`` first: when the rows come grouped by query in
+    increasing order (a dict's judgments), each group is sorted in a row of a padded matrix (short
+    sorts, no global one); otherwise one sort."""
+    if len(query) > 1 and bool((query[1:] >= query[:-1]).all()):
+        blocks = Blocks.find(query, numbered=False)
+        if blocks is not None:
+            order, _ = blocks.sort(keys, np.iinfo(np.int64).max, np.arange(int(query[-1]) + 1))
+            return order
+    return np.argsort(keys)
 
 
 @dataclass
