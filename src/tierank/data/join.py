@@ -210,7 +210,9 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     jrows = qsort[concat_ranges(qrels_ptr[:-1][ranked_ids], sizes)]
     del qkey, qsort
     judged_ptr = np.concatenate(([0], np.cumsum(sizes)))
-    jkey = np.repeat(np.arange(n_q, dtype=np.int64) * n_docs, sizes) + codes.qrels[jrows]
+    jquery = np.repeat(np.arange(n_q, dtype=np.int64), sizes)
+    jdoc = codes.qrels[jrows]
+    jkey = jquery * n_docs + jdoc
     jgrades = qrels.value[jrows]
 
     # grades of the run's rows: the qrels' grade, or NOT_IN_POOL
@@ -220,9 +222,12 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
                                                   n_q * n_docs, count_keys=not repeats_checked)
         del evaluated_q
     else:
-        matched, at = _find_judged(run_q, run_d, sets.new_code, n_docs, jkey,
-                                   _judged_candidates(run_d, codes.qrels, n_docs, codes.complete))
+        candidates = _judged_candidates(run_d, codes.qrels, n_docs, codes.complete, (
+            run_q if keep_rows is None else sets.new_code[run_q], jquery, jdoc, n_q))
+        matched, at = _find_judged(run_q, run_d, sets.new_code, n_docs, jkey, candidates)
+        del candidates
         repeated_key = False
+    del jquery, jdoc
     if codes.hashed and not matches_equal(run.doc, matched if keep_rows is None else keep_rows[matched],
                                           qrels.doc, jrows[at]):
         raise HashCollision
@@ -367,10 +372,13 @@ def _find_judged(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_d
     return candidates[found], at[found]
 
 
-def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, complete: bool) -> np.ndarray:
-    """Rows of the run whose document may be judged for some query (a superset; -1 codes never are).
+def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, complete: bool,
+                       by_query: tuple[np.ndarray, np.ndarray, np.ndarray, int] | None = None) -> np.ndarray:
+    """Rows of the run whose document may be judged for their query (a superset; -1 codes never are).
 
     ``complete``: every run document has a code (else unjudged ones are -1); ``n_docs``: code range.
+    ``by_query``: (the evaluated query number of each run row, of each judged key, the judged keys'
+    document codes, the number of evaluated queries), for codes of a wide range.
     """
     if not complete:
         return np.flatnonzero(run_d >= 0)   # -1: judged for no query
@@ -378,6 +386,25 @@ def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, comp
         judged = np.zeros(n_docs, dtype=bool)
         judged[qrels_d] = True
         return np.flatnonzero(judged[run_d])
+    if by_query is not None:
+        # codes of a wide range (hashes): a row of flags per query on the codes' low bits, 16 flags or more
+        # per judged document of the average query (1 in 16 unjudged rows kept, or fewer). A run grouped
+        # by query reads one query's flags at a time, which the cache holds, where one table of flags
+        # for every query (below) is read at random once it outgrows the cache
+        run_q, judged_q, judged_d, n_q = by_query
+        width = 1 << max(4, int(16 * len(judged_d) // max(n_q, 1)).bit_length())
+        if n_q * width <= 4 * len(run_d) + (1 << 22):
+            low = np.int64(width - 1)
+            flags = np.zeros(n_q * width, dtype=bool)
+            flags[judged_q * width + (judged_d & low)] = True
+
+            def kept(a: int, b: int) -> np.ndarray:   # blocks of rows: small temporaries, reused
+                slot = np.multiply(run_q[a:b], width, dtype=np.int64)
+                slot += run_d[a:b] & low
+                return np.flatnonzero(flags[slot]) + a
+            block = 1 << 18
+            return np.concatenate([kept(a, a + block) for a in range(0, len(run_d), block)]
+                                  or [np.zeros(0, dtype=np.int64)])
     # codes of a wide range (hashes): a bitmap on their low bits leaves out most unjudged rows (about 32
     # bits per judged row keeps 1 in 32 or fewer of them, up to 64 MB of flags)
     low = np.int64((1 << min(max(int(32 * len(qrels_d)).bit_length(), 16), 26)) - 1)
