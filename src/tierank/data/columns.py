@@ -51,6 +51,11 @@ class Columns:
     Before :func:`normalized`: ids and values as given (numpy arrays, pandas or pyarrow arrays).
     After: ids are an int64 numpy array or a pyarrow string array (no nulls), values a float64 array
     (integer scores stay integers).
+
+    A reader that knows more says so, for the join: ``unique_pairs`` (no (query, document) pair twice:
+    a dict's keys), ``query_groups`` (the query id array and the rows of each group of one query) and
+    ``doc_hashes`` (the document ids' hashes, started on a worker thread). The join takes the last two
+    only for the very arrays they describe (not for a subset, nor once normalising made new arrays).
     """
 
     query: Any

@@ -160,7 +160,8 @@ class SharedHashes:
     the last ones by the caller when it asks for the result (after its own work in between).
 
     ``worker_share``: the part the worker hashes (1.0: all of it, for a caller that starts the hashes
-    long before it needs them, e.g. the dict reader while it reads the scores)."""
+    long before it needs them, e.g. the dict reader while it reads the scores). The result is given
+    once (``taken`` then): its caller may turn the hashes into codes in place."""
 
     WORKER_SHARE = 0.75
 
@@ -168,9 +169,13 @@ class SharedHashes:
         self.ids = ids
         self.cut = int(len(ids) * worker_share)
         self.out = np.empty(len(ids), dtype=np.uint64)
+        self.taken = False
         self.head = in_background(string_hashes, ids.slice(0, self.cut), self.out[:self.cut])
 
     def result(self) -> np.ndarray | None:
+        if self.taken:
+            raise RuntimeError("the hashes were taken already (and may have become codes)")
+        self.taken = True
         tail = string_hashes(self.ids.slice(self.cut), self.out[self.cut:])
         head = self.head.result()
         return None if head is None or tail is None else self.out

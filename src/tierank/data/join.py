@@ -168,8 +168,9 @@ class _QuerySets:
 def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     hashes = None   # string ids: hashed on a worker thread while the queries are coded
     if not exact and not is_integer_ids(run.doc) and len(run.doc):
-        started = run.doc_hashes   # by the reader, on these very ids
-        hashes = started if isinstance(started, SharedHashes) and started.ids is run.doc else SharedHashes(run.doc)
+        started = run.doc_hashes   # by the reader, on these very ids, if not taken by an earlier join
+        fresh = isinstance(started, SharedHashes) and started.ids is run.doc and not started.taken
+        hashes = started if fresh else SharedHashes(run.doc)
     groups = run.query_groups   # (ids, rows per query) by the reader, when of these very ids
     queries = query_codes(run.query, qrels.query, groups[1] if groups is not None and groups[0] is run.query else None)
     del groups
@@ -200,7 +201,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     dense = _dense_keys(codes, n_q, len(run_d))
     sort_checks_repeats = not repeats_checked and not dense
     ranking = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
-                                   check_repeats=sort_checks_repeats)
+                             check_repeats=sort_checks_repeats)
     labels, qrels_q = queries.labels, queries.qrels
     del queries
 
