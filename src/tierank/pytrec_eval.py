@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import difflib
+import itertools
 import sys
 import types
 from collections.abc import Iterable, Iterator, Mapping
@@ -179,6 +180,15 @@ def _check_query(qid: Any, docs: Any, what: str) -> None:
                          f"{type(docs).__name__}", query=qid)
 
 
+def _check_queries(queries: Mapping, what: str) -> None:
+    """:func:`_check_query` on every query, in order: the types are checked once each, the queries one by
+    one only when a type is wrong."""
+    if set(map(type, queries)) <= {str} and all(issubclass(t, Mapping) for t in set(map(type, queries.values()))):
+        return
+    for qid, docs in queries.items():
+        _check_query(qid, docs, what)
+
+
 class RelevanceEvaluator:
     """pytrec_eval's ``RelevanceEvaluator``, exact when scores tie.
 
@@ -247,12 +257,9 @@ class RelevanceEvaluator:
         self.relevance_level = relevance_level
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
         self._measures, self._keys = _measure_plan(measures, relevance_level)
-        qrels = {}
-        for qid, docs in query_relevance.items():
-            _check_query(qid, docs, "query_relevance")
-            if len(docs):   # pytrec_eval leaves out queries without judgments
-                qrels[qid] = dict(docs)   # a copy, as pytrec_eval copies the judgments in
-        self._qrels = qrels
+        _check_queries(query_relevance, "query_relevance")
+        # a copy, as pytrec_eval copies the judgments in; it leaves out queries without judgments
+        self._qrels = {qid: dict(docs) for qid, docs in query_relevance.items() if len(docs)}
         self._cutoffs = [(key, m.cutoff) for key, m in self._measures.items() if m.cutoff is not None]
         self.open_ties: dict[str, list[str]] = {key: [] for key, _ in self._cutoffs}
         self.lower: dict[str, dict[str, float]] | None = None
@@ -320,11 +327,8 @@ class RelevanceEvaluator:
 
     def _evaluate(self, scores: Any, bounds: bool) -> tuple[dict, Any, Any]:
         _check_scores(scores)
-        qids = []
-        for qid, docs in scores.items():
-            _check_query(qid, docs, "scores")
-            if qid in self._qrels:
-                qids.append(qid)
+        _check_queries(scores, "scores")
+        qids = [qid for qid in scores if qid in self._qrels]
         self.open_ties = {key: [] for key, _ in self._cutoffs}
         if not qids:
             return {}, {}, {}
@@ -362,27 +366,52 @@ class RelevanceEvaluator:
 
     def _open_ties(self, run: dict) -> dict[str, list[str]]:
         """The queries whose document at a measure's cutoff k ties with the last one retrieved (the
-        scores as the engine reads them; with ``judged_docs_only_flag``, the judged documents only)."""
+        scores as the engine reads them; with ``judged_docs_only_flag``, the judged documents only).
+
+        With n documents of which ``above`` score above the last tie, the k-th is in that tie when
+        ``above < k <= n``. ``above`` is counted on the first documents only when those already hold
+        more than every cutoff below n (the usual case: one pass over a few values of each query),
+        else on all of them."""
         found: dict[str, list[str]] = {key: [] for key, _ in self._cutoffs}
-        smallest = min(k for _, k in self._cutoffs)
-        as32 = self.trec_eval_version == 9
+        ks = sorted({k for _, k in self._cutoffs})
+        qids, lists, sizes, enough = [], [], [], []
         for qid, docs in run.items():
-            values: Iterable = docs.values()
+            values: Any = docs.values()
             if self.judged_docs_only_flag:
                 judged = self._qrels[qid]
                 values = [v for d, v in docs.items() if judged.get(d, -1) >= 0]
-            n = len(values)   # type: ignore[arg-type]
-            if n < smallest:
+            n = len(values)
+            if n < ks[0]:
                 continue
-            a = np.fromiter(values, dtype=np.float64, count=n)
-            if as32:
-                with np.errstate(over="ignore"):
-                    a = a.astype(np.float32)
-            first = n - int(np.count_nonzero(a == a.min())) + 1   # rank of the first document of the last tie
+            below = [k for k in ks if k < n]   # cutoffs that may fall before the last tie
+            need = below[-1] if below else 0
+            qids.append(qid)
+            lists.append(values)
+            sizes.append(n if n <= 2 * need + 16 else need + need // 4 + 16)   # the head read first
+            enough.append(need)
+        if not qids:
+            return found
+        head = np.array(sizes, dtype=np.int64)
+        above = self._above_minimum(itertools.chain.from_iterable(
+            itertools.islice(values, size) for values, size in zip(lists, sizes)), head)
+        for i in np.flatnonzero((above < np.array(enough)) & (head < np.fromiter(map(len, lists), np.int64))):
+            above[i] = self._above_minimum(iter(lists[i]), np.array([len(lists[i])]))[0]   # all of the list
+        for qid, n, a in zip(qids, map(len, lists), above.tolist()):
             for key, k in self._cutoffs:
-                if first <= k <= n:
+                if a < k <= n:
                     found[key].append(qid)
         return found
+
+    def _above_minimum(self, values: Iterator, sizes: np.ndarray) -> np.ndarray:
+        """For consecutive lists of ``sizes`` values: how many values of each are above its minimum, the
+        scores read as the engine reads them (float32 under trec_eval_version=9)."""
+        a = np.fromiter(values, dtype=np.float64, count=int(sizes.sum()))
+        if self.trec_eval_version == 9:
+            with np.errstate(over="ignore"):   # beyond float32's range: +-inf, as the engine reads them
+                a = a.astype(np.float32)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        lowest = np.minimum.reduceat(a, starts)
+        return sizes - np.add.reduceat((a == np.repeat(lowest, sizes)).astype(np.int64), starts)
 
 
 # ---------------------------------------------------------------------------------- module functions

@@ -50,6 +50,11 @@ class Columns:
     Before :func:`normalized`: ids and values as given (numpy arrays, pandas or pyarrow arrays).
     After: ids are an int64 numpy array or a pyarrow string array (no nulls), values a float64 array
     (integer scores stay integers).
+
+    A reader that knows more says so, for the join: ``unique_pairs`` (no (query, document) pair twice:
+    a dict's keys), ``query_groups`` (the query id array and the rows of each group of one query) and
+    ``doc_hashes`` (the document ids' hashes, started on a worker thread). The join takes the last two
+    only for the very arrays they describe (not for a subset, nor once normalising made new arrays).
     """
 
     query: Any
@@ -61,6 +66,9 @@ class Columns:
     from_dict: bool = False           # rows of a {query: {doc: value}} dict: name the query, not the row
     dtypes: tuple[str, str] = ("", "")   # the query and doc id dtypes as given (set by normalized())
     trec_eval_grades: np.ndarray | None = None   # qrels text: each grade as trec_eval reads it (C atol)
+    unique_pairs: bool = False        # no (query, document) pair repeats (the rows of a dict: its keys)
+    doc_hashes: Any = None            # SharedHashes of ``doc`` started by the reader (the join's first step)
+    query_groups: Any = None          # (query ids, rows per group of one query) set by a reader that knows them
 
     def where(self, i: int) -> dict:
         """InputError keywords locating row ``i`` in a file."""
@@ -436,7 +444,8 @@ def normalized(cols: Columns, what: str, *, trec_eval: bool = False) -> Columns:
     ...
     tierank.errors.InputError: the run's 'query_id' column: a missing id (None); every row needs a query id (row 1)
     """
-    dtypes = (_describe(cols.query), _describe(cols.doc))
+    # the ids' dtypes as given, for messages; a dict's are Python objects (however they were read)
+    dtypes = ("object", "object") if cols.from_dict else (_describe(cols.query), _describe(cols.doc))
     cols = replace(cols, dtypes=dtypes)
     query = _normalized_ids(cols.query, cols, 0)
     doc = _normalized_ids(cols.doc, cols, 1)

@@ -109,13 +109,18 @@ def positions(labels: Any, wanted: Any) -> np.ndarray:
     return to_numpy(found, null=-1).astype(np.int64)
 
 
-def query_codes(run_q: Any, qrels_q: Any) -> QueryCodes:
+def query_codes(run_q: Any, qrels_q: Any, run_counts: np.ndarray | None = None) -> QueryCodes:
     """Integer codes for the query ids of both tables; codes of run queries come first, in order of
-    first appearance. A run grouped by query (each query's rows together) is coded without hashing."""
+    first appearance. A run grouped by query (each query's rows together) is coded without hashing.
+    ``run_counts``: the rows of each group of the run when the caller knows them (a dict's rows come
+    grouped by query); then no id is compared with the next."""
     n = len(run_q)
     codes = uniques = counts = None
     if n:
-        starts = _group_starts(run_q)
+        if run_counts is not None and int(run_counts.sum()) == n and bool((run_counts > 0).all()):
+            starts = np.concatenate(([0], np.cumsum(run_counts)[:-1]))
+        else:
+            starts = _group_starts(run_q)
         blocks = run_q[starts] if is_integer_ids(run_q) else _as_numpy(take(run_q, starts))
         if len(set(blocks.tolist())) == len(blocks):   # grouped by query: no hashing of every row
             counts = np.diff(np.append(starts, n))
@@ -165,17 +170,25 @@ def integer_codes(run_d: np.ndarray, qrels_d: np.ndarray, n_queries: int) -> Doc
 
 class SharedHashes:
     """The run's string hashes, computed on two threads: most rows on a worker thread from the start,
-    the last ones by the caller when it asks for the result (after its own work in between)."""
+    the last ones by the caller when it asks for the result (after its own work in between).
+
+    ``worker_share``: the part the worker hashes (1.0: all of it, for a caller that starts the hashes
+    long before it needs them, e.g. the dict reader while it reads the scores). The result is given
+    once (``taken`` then): its caller may turn the hashes into codes in place."""
 
     WORKER_SHARE = 0.75
 
-    def __init__(self, ids: pa.Array) -> None:
+    def __init__(self, ids: pa.Array, worker_share: float = WORKER_SHARE) -> None:
         self.ids = ids
-        self.cut = int(len(ids) * self.WORKER_SHARE)
+        self.cut = int(len(ids) * worker_share)
         self.out = np.empty(len(ids), dtype=np.uint64)
+        self.taken = False
         self.head = in_background(string_hashes, ids.slice(0, self.cut), self.out[:self.cut])
 
     def result(self) -> np.ndarray | None:
+        if self.taken:
+            raise RuntimeError("the hashes were taken already (and may have become codes)")
+        self.taken = True
         tail = string_hashes(self.ids.slice(self.cut), self.out[self.cut:])
         head = self.head.result()
         return None if head is None or tail is None else self.out
@@ -221,11 +234,13 @@ def _truncated(hashes: np.ndarray, bits: int) -> np.ndarray:
     return hashes.view(np.int64)
 
 
-def exact_string_codes(run_d: pa.Array, qrels_d: pa.Array, run_q: np.ndarray) -> DocCodes:
+def exact_string_codes(run_d: pa.Array, qrels_d: pa.Array, run_q: np.ndarray, find_repeats: bool = True
+                       ) -> DocCodes:
     """Codes of string ids by Arrow dictionary encoding of the judged ids; run ids that no qrels row
     names get -1 (no hashing of millions of unjudged ids at once). Repeated (query, document) pairs of
-    the run are searched on a worker thread, block by block (``duplicates``)."""
-    duplicates = in_background(_duplicate_by_blocks, run_d, run_q) if len(run_q) else None
+    the run are searched on a worker thread, block by block (``duplicates``), unless ``find_repeats``
+    is False (the caller knows there is none)."""
+    duplicates = in_background(_duplicate_by_blocks, run_d, run_q) if len(run_q) and find_repeats else None
     if not len(qrels_d):
         return DocCodes(np.full(len(run_d), -1, dtype=np.int64), np.zeros(0, np.int64), 1, False,
                         duplicates=duplicates)
@@ -314,7 +329,10 @@ def trec_order_key(docs: Any, rows: np.ndarray) -> np.ndarray | list[np.ndarray]
         docs = cast(from_numpy(docs), pa.large_string())   # over 16 digits: compare the strings
     words = string_sort_key(docs)
     if words is not None:   # byte order, as strcmp: the words, compared only inside ties
-        return [np.take(w, rows) for w in words]
+        ranked = []
+        while words:   # each word of the rows freed once it is taken in ranked order (peak memory)
+            ranked.append(np.take(words.pop(0), rows))
+        return ranked
     by_name = to_numpy(compute("sort_indices", take(docs, rows)))
     rank = np.empty(len(rows), dtype=np.int64)
     rank[by_name] = np.arange(len(rows))

@@ -92,14 +92,15 @@ def _doc_codes(run: Columns, qrels: Columns, queries: QueryCodes, hashes: Shared
     if is_integer_ids(run.doc):
         return integer_codes(run.doc, qrels.doc, n_all)
     codes = hashed_string_codes(hashes, qrels.doc, n_all) if hashes is not None else None
-    return codes if codes is not None else exact_string_codes(run.doc, qrels.doc, queries.run)
+    return codes if codes is not None else exact_string_codes(run.doc, qrels.doc, queries.run,
+                                                              find_repeats=not run.unique_pairs)
 
 
 def _sorted_qrels(qrels: Columns, qrels_q: np.ndarray, codes: DocCodes) -> tuple[np.ndarray, np.ndarray]:
     """(keys, order): the qrels' (query, document) keys sorted, and the rows in that order. A repeated
     pair is an InputError naming the first row that repeats one (or a HashCollision)."""
     qkey = qrels_q * codes.size + codes.qrels
-    qsort = np.argsort(qkey)   # keys are unique unless the qrels repeat a pair (an error below)
+    qsort = _grouped_argsort(qkey, qrels_q)   # keys are unique unless the qrels repeat a pair (an error below)
     qkey = qkey[qsort]
     if (qkey[1:] == qkey[:-1]).any():
         if codes.hashed:
@@ -109,6 +110,18 @@ def _sorted_qrels(qrels: Columns, qrels_q: np.ndarray, codes: DocCodes) -> tuple
         repeats = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]) + 1
         _duplicate_error(qrels, int(qsort[repeats].min()), "qrels")   # the first row repeating one
     return qkey, qsort
+
+
+def _grouped_argsort(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys)`` for keys ordered by ``query`` first: when the rows come grouped by query in
+    increasing order (a dict's judgments), each group is sorted in a row of a padded matrix (short
+    sorts, no global one); otherwise one sort."""
+    if len(query) > 1 and bool((query[1:] >= query[:-1]).all()):
+        blocks = Blocks.find(query, numbered=False)
+        if blocks is not None:
+            order, _ = blocks.sort(keys, np.iinfo(np.int64).max, np.arange(int(query[-1]) + 1))
+            return order
+    return np.argsort(keys)
 
 
 @dataclass
@@ -155,8 +168,12 @@ class _QuerySets:
 def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     hashes = None   # string ids: hashed on a worker thread while the queries are coded
     if not exact and not is_integer_ids(run.doc) and len(run.doc):
-        hashes = SharedHashes(run.doc)
-    queries = query_codes(run.query, qrels.query)
+        started = run.doc_hashes   # by the reader, on these very ids, if not taken by an earlier join
+        fresh = isinstance(started, SharedHashes) and started.ids is run.doc and not started.taken
+        hashes = started if fresh else SharedHashes(run.doc)
+    groups = run.query_groups   # (ids, rows per query) by the reader, when of these very ids
+    queries = query_codes(run.query, qrels.query, groups[1] if groups is not None and groups[0] is run.query else None)
+    del groups
     codes = _doc_codes(run, qrels, queries, hashes)
     del hashes
     qkey, qsort = _sorted_qrels(qrels, queries.qrels, codes)
@@ -166,7 +183,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
 
     # every run row, evaluated query or not, obeys the duplicate rule
     duplicates: Future | None = codes.duplicates
-    repeats_checked = duplicates is not None or not codes.complete
+    repeats_checked = run.unique_pairs or duplicates is not None or not codes.complete
     keep_rows = None
     if not sets.all_run_queries_evaluated:   # rows of unjudged queries leave now, checked first
         if not repeats_checked:
@@ -183,8 +200,8 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     ranked_ids, n_q = sets.ranked_ids, len(sets.ranked_ids)
     dense = _dense_keys(codes, n_q, len(run_d))
     sort_checks_repeats = not repeats_checked and not dense
-    ranking, keys = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
-                                   check_repeats=sort_checks_repeats)
+    ranking = _start_ranking(run_q, run_d, scores, n_docs, queries, keep_rows, sets.new_code,
+                             check_repeats=sort_checks_repeats)
     labels, qrels_q = queries.labels, queries.qrels
     del queries
 
@@ -194,7 +211,9 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     jrows = qsort[concat_ranges(qrels_ptr[:-1][ranked_ids], sizes)]
     del qkey, qsort
     judged_ptr = np.concatenate(([0], np.cumsum(sizes)))
-    jkey = np.repeat(np.arange(n_q, dtype=np.int64) * n_docs, sizes) + codes.qrels[jrows]
+    jquery = np.repeat(np.arange(n_q, dtype=np.int64), sizes)
+    jdoc = codes.qrels[jrows]
+    jkey = jquery * n_docs + jdoc
     jgrades = qrels.value[jrows]
 
     # grades of the run's rows: the qrels' grade, or NOT_IN_POOL
@@ -204,9 +223,12 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
                                                   n_q * n_docs, count_keys=not repeats_checked)
         del evaluated_q
     else:
-        matched, at = _find_judged(run_q, run_d, sets.new_code, n_docs, jkey,
-                                   _judged_candidates(run_d, codes.qrels, n_docs, codes.complete))
+        candidates = _judged_candidates(run_d, codes.qrels, n_docs, codes.complete, (
+            run_q if keep_rows is None else sets.new_code[run_q], jquery, jdoc, n_q))
+        matched, at = _find_judged(run_q, run_d, sets.new_code, n_docs, jkey, candidates)
+        del candidates
         repeated_key = False
+    del jquery, jdoc
     if codes.hashed and not matches_equal(run.doc, matched if keep_rows is None else keep_rows[matched],
                                           qrels.doc, jrows[at]):
         raise HashCollision
@@ -218,8 +240,9 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
         dup = duplicates.result()
         if dup is not None:
             _duplicate_error(run, dup, "run")
+    keys = None
     if ranking is not None:
-        repeated, item_order, qptr = ranking.result()
+        repeated, item_order, qptr, keys = ranking.result()
     else:
         repeated = sort_checks_repeats   # the full check below sorts every key
         item_order, qptr = sort_ranked(sets.new_code[run_q], scores.astype(np.float64, copy=False), n_q)
@@ -247,20 +270,20 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
 
 def _start_ranking(run_q: np.ndarray, run_d: np.ndarray, scores: np.ndarray, n_docs: int, queries: QueryCodes,
                    keep_rows: np.ndarray | None, new_code: np.ndarray, check_repeats: bool
-                   ) -> tuple[Future | None, SortKeys | None]:
-    """For a run grouped by query: its sort keys, and on a worker thread (during the judged lookup)
-    the repeat check (when asked; sorted blocks show a document twice) and the sort of the blocks.
-    (None, None) for other runs, which :func:`sort_ranked` sorts afterwards."""
+                   ) -> Future | None:
+    """For a run grouped by query, on a worker thread (during the judged lookup): the repeat check
+    (when asked; sorted blocks show a document twice), the sort keys and the sort of the blocks,
+    ``(repeated, order, qptr, keys)``. None for other runs, which :func:`sort_ranked` sorts afterwards."""
     blocks = Blocks.find(run_q, numbered=keep_rows is None,
                          counts=queries.run_counts if keep_rows is None else None)
     if blocks is None:
-        return None, None
-    keys = SortKeys.of(scores)
+        return None
 
-    def sort_blocks() -> tuple[bool, np.ndarray, np.ndarray]:
+    def sort_blocks() -> tuple[bool, np.ndarray, np.ndarray, SortKeys]:
         repeated = blocks.has_repeats(run_d, n_docs) if check_repeats else False
-        return (repeated, *blocks.sort(keys.keys, keys.pad, new_code))
-    return in_background(sort_blocks), keys
+        keys = SortKeys.of(scores)
+        return (repeated, *blocks.sort(keys.keys, keys.pad, new_code), keys)
+    return in_background(sort_blocks)
 
 
 def _check_no_repeats(run: Columns, run_q: np.ndarray, run_d: np.ndarray, n_docs: int, hashed: bool,
@@ -331,22 +354,32 @@ def _find_judged(run_q: np.ndarray, run_d: np.ndarray, new_code: np.ndarray, n_d
     ``candidates`` rows (increasing) are looked up."""
     if not len(jkey) or not len(candidates):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    key = new_code[run_q[candidates]] * n_docs + run_d[candidates]
-    by_key = np.argsort(key)   # sorted needles search faster (cache)
-    sorted_key = key[by_key]
-    found_at = np.searchsorted(jkey, sorted_key)
-    np.minimum(found_at, len(jkey) - 1, out=found_at)
-    at = np.empty_like(found_at)
-    at[by_key] = found_at   # back in row order: later reads of the rows go forward through memory
-    del by_key, sorted_key, found_at
+    query = new_code[run_q[candidates]]
+    key = query * n_docs + run_d[candidates]
+    if len(query) < 2 or bool((query[1:] >= query[:-1]).all()):
+        # rows grouped by query in code order (a dict, most runs): each search stays in its query's
+        # judged keys, which the cache holds, so the needles need no sort
+        at = np.searchsorted(jkey, key)
+        np.minimum(at, len(jkey) - 1, out=at)
+    else:
+        by_key = np.argsort(key)   # sorted needles search faster (cache)
+        found_at = np.searchsorted(jkey, key[by_key])
+        np.minimum(found_at, len(jkey) - 1, out=found_at)
+        at = np.empty_like(found_at)
+        at[by_key] = found_at   # back in row order: later reads of the rows go forward through memory
+        del by_key, found_at
+    del query
     found = jkey[at] == key
     return candidates[found], at[found]
 
 
-def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, complete: bool) -> np.ndarray:
-    """Rows of the run whose document may be judged for some query (a superset; -1 codes never are).
+def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, complete: bool,
+                       by_query: tuple[np.ndarray, np.ndarray, np.ndarray, int] | None = None) -> np.ndarray:
+    """Rows of the run whose document may be judged for their query (a superset; -1 codes never are).
 
     ``complete``: every run document has a code (else unjudged ones are -1); ``n_docs``: code range.
+    ``by_query``: (the evaluated query number of each run row, of each judged key, the judged keys'
+    document codes, the number of evaluated queries), for codes of a wide range.
     """
     if not complete:
         return np.flatnonzero(run_d >= 0)   # -1: judged for no query
@@ -354,6 +387,25 @@ def _judged_candidates(run_d: np.ndarray, qrels_d: np.ndarray, n_docs: int, comp
         judged = np.zeros(n_docs, dtype=bool)
         judged[qrels_d] = True
         return np.flatnonzero(judged[run_d])
+    if by_query is not None:
+        # codes of a wide range (hashes): a row of flags per query on the codes' low bits, 16 flags or more
+        # per judged document of the average query (1 in 16 unjudged rows kept, or fewer). A run grouped
+        # by query reads one query's flags at a time, which the cache holds, where one table of flags
+        # for every query (below) is read at random once it outgrows the cache
+        run_q, judged_q, judged_d, n_q = by_query
+        width = 1 << max(4, int(16 * len(judged_d) // max(n_q, 1)).bit_length())
+        if n_q * width <= 4 * len(run_d) + (1 << 22):
+            low = np.int64(width - 1)
+            flags = np.zeros(n_q * width, dtype=bool)
+            flags[judged_q * width + (judged_d & low)] = True
+
+            def kept(a: int, b: int) -> np.ndarray:   # blocks of rows: small temporaries, reused
+                slot = np.multiply(run_q[a:b], width, dtype=np.int64)
+                slot += run_d[a:b] & low
+                return np.flatnonzero(flags[slot]) + a
+            block = 1 << 18
+            return np.concatenate([kept(a, a + block) for a in range(0, len(run_d), block)]
+                                  or [np.zeros(0, dtype=np.int64)])
     # codes of a wide range (hashes): a bitmap on their low bits leaves out most unjudged rows (about 32
     # bits per judged row keeps 1 in 32 or fewer of them, up to 64 MB of flags)
     low = np.int64((1 << min(max(int(32 * len(qrels_d)).bit_length(), 16), 26)) - 1)

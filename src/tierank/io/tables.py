@@ -19,18 +19,22 @@ the row. polars is never imported: a polars object is recognised by its type's m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from itertools import chain
+from operator import countOf, methodcaller
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..data.columns import Columns
+from ..data.ids import SharedHashes
 from ..errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["find_columns", "negated_ranks", "table_columns"]
+__all__ = ["find_columns", "negated_ranks", "table_columns", "dict_columns"]
 
 _QUERY = ("query_id", "qid", "q_id", "query")
 _DOC = ("doc_id", "docid", "docno", "doc")
@@ -196,18 +200,105 @@ def table_columns(obj: Any, kind: str) -> Columns | None:
         return Columns(query=table.column(qname), doc=table.column(dname),
                        value=negated_ranks(value) if rank else value, source=kind, names=(qname, dname, vname))
     if isinstance(obj, Mapping):
-        queries: list = []
-        docs: list = []
-        values: list = []
-        for qid, row in obj.items():  # dict input: one pass over the user's dict
-            if not isinstance(row, Mapping):
-                raise InputError(f"the {kind} must map each query id to a dict {{doc_id: value}}; "
-                                 f"query {qid!r} maps to {type(row).__name__}", query=qid)
-            queries.extend([qid] * len(row))
-            docs.extend(row.keys())
-            values.extend(row.values())
-        return Columns(query=_ids(queries), doc=_ids(docs), value=_ids(values), source=kind,
-                       from_dict=True)
+        return dict_columns(obj, kind)
+    return None
+
+
+def dict_columns(obj: Mapping, kind: str) -> Columns:
+    """Columns of a run or qrels given as a dict ``{qid: {docid: value}}`` (any Mapping of Mappings).
+
+    The rows are read in one pass per column, straight into typed arrays where the dict holds what
+    most dicts hold: string or int ids (a pyarrow string array or int64; pyarrow's own type inference
+    says every id is one), Python floats or ints as values (their types counted first). A column
+    holding anything else (None, NaN, bools, numpy scalars, Decimals, a mix of types) is read as
+    objects, one per row, and :func:`tierank.data.columns.normalized` applies its rules to them: the
+    same values and the same errors either way. Query ids are read once per query, not once per row.
+
+    Examples
+    --------
+    >>> from tierank.io.tables import dict_columns
+    >>> cols = dict_columns({"q1": {"d1": 0.5, "d2": 0.25}, "q2": {"d1": 1.0}}, "run")
+    >>> cols.query.to_pylist(), cols.doc.to_pylist(), cols.value.tolist()
+    (['q1', 'q1', 'q2'], ['d1', 'd2', 'd1'], [0.5, 0.25, 1.0])
+    >>> dict_columns({"q1": {"d1": None}}, "run").value   # not a number: objects, for the checks
+    array([None], dtype=object)
+    """
+    pairs = list(obj.items())
+    rows: list = [row for _, row in pairs]
+    if not all(issubclass(t, Mapping) for t in set(map(type, rows))):   # each type checked once
+        qid, row = next((qid, row) for qid, row in pairs if not isinstance(row, Mapping))
+        raise InputError(f"the {kind} must map each query id to a dict {{doc_id: value}}; "
+                         f"query {qid!r} maps to {type(row).__name__}", query=qid)
+    counts = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    qids: list = [qid for qid, _ in pairs]
+    if not counts.all():   # a query without rows has no row to read (and no id to check)
+        keep = np.flatnonzero(counts).tolist()
+        qids, rows, counts = [qids[i] for i in keep], [rows[i] for i in keep], counts[keep]
+    n = int(counts.sum())
+    labels = _typed_ids(qids)
+    if labels is None:   # as objects, one per row
+        query: Any = _ids([qid for qid, c in zip(qids, counts.tolist()) for _ in range(c)])
+    elif isinstance(labels, np.ndarray):
+        query = np.repeat(labels, counts)
+    else:
+        query = labels.take(np.repeat(np.arange(len(qids), dtype=np.int32), counts))
+    docs = list(chain.from_iterable(map(methodcaller("keys"), rows)))
+    doc = _typed_ids(docs)
+    if doc is None:
+        doc = _ids(docs)
+    del docs
+    # a run's string ids: the join's first step, hashing them, starts on a worker thread while the
+    # scores are read here (numpy releases the GIL; reading Python objects cannot)
+    hashes = SharedHashes(doc, worker_share=1.0) if kind == "run" and not isinstance(doc, np.ndarray) else None
+    value = _typed_values(rows, n, ints_first=kind == "qrels")
+    if value is None:
+        value = _ids(list(chain.from_iterable(map(methodcaller("values"), rows))))
+    # a dict's keys are distinct, and distinct str or int keys stay distinct ids: no pair repeats
+    unique = _plain_dict(type(obj)) and all(map(_plain_dict, set(map(type, rows))))
+    return Columns(query=query, doc=doc, value=value, source=kind, from_dict=True, unique_pairs=unique,
+                   doc_hashes=hashes, query_groups=(query, counts))
+
+
+def _plain_dict(cls: type) -> bool:
+    """Whether ``cls`` is dict or a subclass iterating its own keys (OrderedDict, defaultdict, ...)."""
+    return issubclass(cls, dict) and any(cls.__iter__ is d.__iter__ and cls.keys is d.keys for d in (dict, OrderedDict))
+
+
+def _typed_ids(ids: list) -> Any:
+    """Ids as a pyarrow string array when all are ``str``, as int64 when all are ints (within int64, no
+    bools), as pyarrow's type inference finds them; None otherwise (read them as objects)."""
+    import pyarrow as pa
+
+    if not ids:
+        return None
+    try:
+        arr = pa.array(ids)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):   # a mix, a huge int, bad text
+        return None
+    if not isinstance(arr, pa.Array) or arr.null_count:   # chunked (over 2 GB of text), or None in it
+        return None
+    if pa.types.is_string(arr.type):
+        return arr
+    if arr.type == pa.int64():
+        return arr.to_numpy()
+    return None
+
+
+def _typed_values(rows: list, n: int, ints_first: bool) -> np.ndarray | None:
+    """The values of the rows as float64 when every one is a Python float (NaN aside), as int64 when
+    every one is a Python int within int64; None otherwise (read them as objects). ``ints_first``:
+    look for ints first (grades)."""
+    def values() -> Iterator:
+        return chain.from_iterable(map(methodcaller("values"), rows))
+    for kind, dtype in ((int, np.int64), (float, np.float64)) if ints_first else ((float, np.float64), (int, np.int64)):
+        if countOf(map(type, values()), kind) == n:
+            try:
+                out = np.fromiter(values(), dtype=dtype, count=n)
+            except (OverflowError, ValueError):   # an int beyond int64; a Mapping changed meanwhile
+                return None
+            if kind is float and np.isnan(out).any():   # NaN: reported by the checks of objects
+                return None
+            return out
     return None
 
 
