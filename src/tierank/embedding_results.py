@@ -17,12 +17,14 @@ so a tie is a real tie of the precision, never rounding noise:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from .results import Results
+
+if TYPE_CHECKING:   # pandas is imported where a frame is built: not on the command line's path
+    import pandas as pd
 
 __all__ = ["EmbeddingResults", "TieAudit", "build_audit", "NOISE"]
 
@@ -101,6 +103,8 @@ def build_audit(per_query: pd.DataFrame, lower: pd.DataFrame, upper: pd.DataFram
     """The audit from the per-query values and exact bounds (always computed for it), the tie mass per
     cutoff, and the reference run. ``aggregate`` reduces a per_query-shaped frame to one value per measure
     (:meth:`Results._aggregate`)."""
+    import pandas as pd
+
     measures = list(per_query.columns)
     lo, hi = lower.to_numpy(dtype=np.float64), upper.to_numpy(dtype=np.float64)
     # the bounds are exact up to the measure's own float arithmetic (a few ulps): beyond that, a real tie
