@@ -662,10 +662,14 @@ class _Anchors:
         """The bin of each key (of query ``rows``): 2a for a key strictly between anchors with ``a``
         anchors above it, 2a + 1 for a key equal to the anchor below ``a`` others (bins best first).
         ``exact(i)``: the exact values of keys ``i``, for the comparisons floats cannot decide."""
+        floats_decide = self.exact is None or self.slack is None or exact is None
+        if floats_decide and len(rows) and bool((rows[1:] >= rows[:-1]).all()):
+            below, upto = self._sorted_counts(rows, keys)
+            return 2 * (self.m[rows] - upto) + (upto - below)
         a = self.values[rows]
         lt = a < keys[:, None]
         le = a <= keys[:, None]
-        if self.exact is not None and self.slack is not None and exact is not None:
+        if not floats_decide:
             i, j = np.nonzero(np.abs(a - keys[:, None]) <= self.slack[rows][:, None])
             if len(i):   # too close for floats: the exact values decide
                 v, ae = exact(i), self.exact[rows[i], j]
@@ -673,6 +677,20 @@ class _Anchors:
                 le[i, j] = [x <= y for x, y in zip(ae, v)]
         below, upto = lt.sum(axis=1), le.sum(axis=1)
         return 2 * (self.m[rows] - upto) + (upto - below)
+
+    def _sorted_counts(self, rows: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For keys grouped by query (``rows`` non-decreasing, as ``np.nonzero`` gives them): how many of
+        the query's anchors lie below each key, and how many at or below it, by a binary search in the
+        query's sorted anchors (no row x anchor table: the corpus's keys are many, the anchors few)."""
+        below = np.empty(len(rows), dtype=np.int64)
+        present = np.flatnonzero(np.bincount(rows, minlength=len(self.m)))
+        bounds = np.searchsorted(rows, np.append(present, present[-1] + 1))
+        for q, s, e in zip(present.tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
+            below[s:e] = np.searchsorted(self.values[q, :self.m[q]], keys[s:e], side="left")
+        # the anchors are distinct: a key is at or below one more anchor exactly when it equals the next
+        # one (when there is a next one: not the +inf padding)
+        nxt = self.values[rows, np.minimum(below, self.values.shape[1] - 1)]
+        return below, below + ((below < self.m[rows]) & (nxt == keys))
 
 
 def anchored_counts(scorer: Any, relevance: Any, rows: slice, kmax: int | None, tile_cols: int
