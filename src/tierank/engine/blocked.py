@@ -662,20 +662,21 @@ class _Anchors:
         """The bin of each key (of query ``rows``): 2a for a key strictly between anchors with ``a``
         anchors above it, 2a + 1 for a key equal to the anchor below ``a`` others (bins best first).
         ``exact(i)``: the exact values of keys ``i``, for the comparisons floats cannot decide."""
-        floats_decide = self.exact is None or self.slack is None or exact is None
-        if floats_decide and len(rows) and bool((rows[1:] >= rows[:-1]).all()):
-            below, upto = self._sorted_counts(rows, keys)
-            return 2 * (self.m[rows] - upto) + (upto - below)
-        a = self.values[rows]
-        lt = a < keys[:, None]
-        le = a <= keys[:, None]
-        if not floats_decide:
+        if self.exact is not None and self.slack is not None and exact is not None:
+            a = self.values[rows]
+            lt = a < keys[:, None]
+            le = a <= keys[:, None]
             i, j = np.nonzero(np.abs(a - keys[:, None]) <= self.slack[rows][:, None])
             if len(i):   # too close for floats: the exact values decide
                 v, ae = exact(i), self.exact[rows[i], j]
                 lt[i, j] = [x < y for x, y in zip(ae, v)]
                 le[i, j] = [x <= y for x, y in zip(ae, v)]
-        below, upto = lt.sum(axis=1), le.sum(axis=1)
+            below, upto = lt.sum(axis=1), le.sum(axis=1)
+        elif len(rows) and bool((rows[1:] >= rows[:-1]).all()):   # floats decide; keys grouped by query
+            below, upto = self._sorted_counts(rows, keys)
+        else:
+            a = self.values[rows]
+            below, upto = (a < keys[:, None]).sum(axis=1), (a <= keys[:, None]).sum(axis=1)
         return 2 * (self.m[rows] - upto) + (upto - below)
 
     def _sorted_counts(self, rows: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
