@@ -454,25 +454,34 @@ def compute_aggregated_measure(measure: str, values: Iterable[float]) -> float:
     return float(np.mean(array))
 
 
+def _parse_lines(lines: Iterable[str], what: str, layout: str, value: str, convert: Any, kind: str) -> dict:
+    """``{qid: {docid: convert(value)}}`` from whitespace-separated lines of the fields ``layout`` (the
+    query id first, the document id third): a line-numbered InputError for a wrong field count, a
+    document twice for a query, or a ``value`` that ``convert`` refuses (it is not ``kind``)."""
+    names = layout.split()
+    at = names.index(value)
+    out: dict = collections.defaultdict(dict)
+    for number, line in enumerate(lines, 1):
+        fields = line.strip().split()
+        if len(fields) != len(names):
+            raise InputError(f"{what} line {number}: {len(names)} fields expected ({layout}), got {len(fields)}")
+        qid, doc, text = fields[0], fields[2], fields[at]
+        if doc in out[qid]:
+            raise InputError(f"{what} line {number}: document {doc!r} appears twice for query {qid!r}", query=qid)
+        try:
+            out[qid][doc] = convert(text)
+        except ValueError:
+            raise InputError(f"{what} line {number}: the {value} {text!r} is not {kind}", query=qid) from None
+    return dict(out)
+
+
 def parse_run(f_run: Iterable[str]) -> dict[str, dict[str, float]]:
     """Read the lines of a TREC run (``qid Q0 docid rank score tag``) into ``{qid: {docid: score}}``.
 
     >>> parse_run(["q1 Q0 d1 1 2.5 tag", "q1 Q0 d2 2 1.5 tag"])
     {'q1': {'d1': 2.5, 'd2': 1.5}}
     """
-    run: dict[str, dict[str, float]] = collections.defaultdict(dict)
-    for number, line in enumerate(f_run, 1):
-        fields = line.strip().split()
-        if len(fields) != 6:
-            raise InputError(f"run line {number}: 6 fields expected (qid Q0 docid rank score tag), got {len(fields)}")
-        qid, _, doc, _, score, _ = fields
-        if doc in run[qid]:
-            raise InputError(f"run line {number}: document {doc!r} appears twice for query {qid!r}", query=qid)
-        try:
-            run[qid][doc] = float(score)
-        except ValueError:
-            raise InputError(f"run line {number}: the score {score!r} is not a number", query=qid) from None
-    return dict(run)
+    return _parse_lines(f_run, "run", "qid Q0 docid rank score tag", "score", float, "a number")
 
 
 def parse_qrel(f_qrel: Iterable[str]) -> dict[str, dict[str, int]]:
@@ -481,19 +490,7 @@ def parse_qrel(f_qrel: Iterable[str]) -> dict[str, dict[str, int]]:
     >>> parse_qrel(["q1 0 d1 1", "q1 0 d2 0"])
     {'q1': {'d1': 1, 'd2': 0}}
     """
-    qrels: dict[str, dict[str, int]] = collections.defaultdict(dict)
-    for number, line in enumerate(f_qrel, 1):
-        fields = line.strip().split()
-        if len(fields) != 4:
-            raise InputError(f"qrels line {number}: 4 fields expected (qid 0 docid grade), got {len(fields)}")
-        qid, _, doc, grade = fields
-        if doc in qrels[qid]:
-            raise InputError(f"qrels line {number}: document {doc!r} appears twice for query {qid!r}", query=qid)
-        try:
-            qrels[qid][doc] = int(grade)
-        except ValueError:
-            raise InputError(f"qrels line {number}: the grade {grade!r} is not an integer", query=qid) from None
-    return dict(qrels)
+    return _parse_lines(f_qrel, "qrels", "qid 0 docid grade", "grade", int, "an integer")
 
 
 # ------------------------------------------------------------------------------------ install
