@@ -144,11 +144,17 @@ def encode(x: np.ndarray, precision: str, name: str, ranges: np.ndarray | None =
         if x.dtype.kind != "f":
             raise InputError(f"{name} holds integers ({x.dtype}) but precision {precision!r} needs float embeddings")
         if precision == "float32":
-            v = x.astype(np.float32).astype(np.float64)
+            with np.errstate(over="ignore"):   # a value beyond float32's range: refused below
+                v = x.astype(np.float32).astype(np.float64)
         elif precision == "float16":
             v = round_significand(x.astype(np.float64), "float16")
         else:   # bfloat16: from float32, as torch rounds float32 to bfloat16
-            v = round_significand(x.astype(np.float32).astype(np.float64), "bfloat16")
+            with np.errstate(over="ignore"):
+                v = round_significand(x.astype(np.float32).astype(np.float64), "bfloat16")
+        beyond = ~np.isfinite(v).all(axis=1)   # finite input (checked) that rounds to infinity
+        if beyond.any():
+            raise InputError(f"{name} holds a value beyond {precision}'s range (row {int(np.flatnonzero(beyond)[0])}): "
+                             "scale the embeddings or choose a wider precision")
         return Encoded(precision, "float", v)
     if x.dtype.kind == "f":
         if precision in INT_PRECISIONS and ranges is None:

@@ -210,9 +210,11 @@ class Scorer:
         return self._normalise(x) if self.similarity == "cosine" else x
 
     def _round_exact(self, s: np.ndarray, qnorm: np.ndarray, cnorm: np.ndarray, dim: int,
-                     exact: "Callable[[int], Fraction]") -> np.ndarray:
+                     exact: "Callable[[int], Fraction]", pair: "Callable[[int], tuple[int, int]]") -> np.ndarray:
         """The float64 sums ``s`` of exact products rounded to the precision, each exactly the correctly
-        rounded exact sum: where the error bound leaves two candidates, ``exact(flat index)`` decides."""
+        rounded exact sum: where the error bound leaves two candidates, ``exact(flat index)`` decides.
+        A score beyond the precision's range (it would round to infinity, and infinities tie) is an
+        InputError naming its ``pair(flat index)``: (query row, corpus row)."""
         gamma = dim * _U / (1 - dim * _U)
         bound = 2 * gamma * qnorm * cnorm
         lo = np.nextafter(s - bound, -np.inf)
@@ -229,6 +231,11 @@ class Scorer:
             flat = out.reshape(-1)
             for i in hard:
                 flat[i] = round_fraction(exact(int(i)), self.precision)
+        overflow = np.flatnonzero(~np.isfinite(out))
+        if len(overflow):
+            q, c = pair(int(overflow[0]))
+            raise InputError(f"the {self.precision} score of query row {q} and corpus row {c} is beyond "
+                             f"{self.precision}'s range: scale the embeddings or choose a wider precision")
         return out
 
     def _float_tile(self, rows: slice, cols: slice) -> np.ndarray:
@@ -236,7 +243,8 @@ class Scorer:
         c = self._corpus_float(cols)
         n_c = c.shape[0]
         return self._round_exact(q @ c.T, self._qnorm[rows][:, None], self._norm_up(c)[None, :], q.shape[1],
-                                 lambda i: exact_dot(q[i // n_c], c[i % n_c]))
+                                 lambda i: exact_dot(q[i // n_c], c[i % n_c]),
+                                 lambda i: (rows.start + i // n_c, cols.start + i % n_c))
 
     def pair_keys(self, q_idx: np.ndarray, c_idx: np.ndarray) -> np.ndarray:
         """The keys of the pairs ``(q_idx[i], c_idx[i])``: the same values :meth:`tile` gives them."""
@@ -251,7 +259,7 @@ class Scorer:
         c = np.concatenate([self._corpus_float(slice(int(j), int(j) + 1)) for j in c_idx]) if len(c_idx) \
             else np.zeros((0, q.shape[1]))
         return self._round_exact(np.einsum("ij,ij->i", q, c), self._qnorm[q_idx], self._norm_up(c), q.shape[1],
-                                 lambda i: exact_dot(q[i], c[i]))
+                                 lambda i: exact_dot(q[i], c[i]), lambda i: (int(q_idx[i]), int(c_idx[i])))
 
     # -- tiles and rows -----------------------------------------------------------------------------
     def tile(self, rows: slice, cols: slice) -> np.ndarray:
