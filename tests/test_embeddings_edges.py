@@ -446,3 +446,23 @@ def test_values_and_scores_beyond_the_precision_are_refused(precision):
     q, c = np.array([[big, big]]), np.array([[1.0, 0.0], [big, big]])
     with pytest.raises(tierank.InputError, match=rf"score of query row 0 and corpus row 1 is beyond {precision}"):
         tierank.evaluate_embeddings(q, c, {0: {1: 1}}, ["AP"], precision=precision, similarity="dot")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 600), st.sampled_from(["float32", "float16", "bfloat16"]), st.integers(0, 2 ** 32 - 1))
+def test_scaling_by_a_power_of_two_keeps_the_value_or_is_refused(e, precision, seed):
+    """Small integer embeddings times 2**e: every score scales by 2**(2e) exactly, so the ranking (ties
+    included) and every value are those of e = 0, unless a value or score leaves the precision's range,
+    which must be the one-line error, never another number."""
+    rng = np.random.default_rng(seed)
+    q = rng.integers(-3, 4, size=(3, 4)).astype(np.float64)
+    c = rng.integers(-3, 4, size=(8, 4)).astype(np.float64)
+    rel = {i: {int(j): 1 for j in rng.choice(8, 2, replace=False)} for i in range(3)}
+    base = tierank.evaluate_embeddings(q, c, rel, ["AP", "nDCG@3"], precision=precision, similarity="dot").mean
+    try:
+        scaled = tierank.evaluate_embeddings(q * 2.0 ** e, c * 2.0 ** e, rel, ["AP", "nDCG@3"],
+                                             precision=precision, similarity="dot").mean
+    except tierank.InputError as err:
+        assert f"beyond {precision}'s range" in str(err)
+    else:
+        assert scaled == base
