@@ -447,3 +447,73 @@ def test_lines_with_empty_fields_read_alike_on_every_path(tmp_path_factory, data
 def test_an_empty_field_is_not_read_as_a_field(tmp_path, text):
     with pytest.raises(InputError, match="run.txt"):
         trec.read_run_columns(write(tmp_path, "run.txt", text))
+
+
+# ------------------------------------------------- pyarrow's threads and Python memory (abort at exit)
+# When read_csv fails (the fast path meets a score that is not a number), tasks on Arrow's thread pool
+# may still hold its input after the call has raised. An input over Python memory (pa.py_buffer of the
+# bytes) is released there with the GIL, and a process exiting at that moment (the command line after
+# its one-line error) aborted with "terminate called without an active exception" (exit -6; CI, once in
+# a few hundred runs under load). The readers hand Arrow a copy in memory Arrow owns instead.
+
+def _read_csv_sources(monkeypatch):
+    """The sources pyarrow.csv.read_csv is called with, recorded as (address, size)."""
+    import pyarrow.csv as pcsv
+
+    seen: list[tuple[int, int]] = []
+    real = pcsv.read_csv
+
+    def recording(source, *args, **kwargs):
+        seen.append((source.address, source.size))
+        return real(source, *args, **kwargs)
+    monkeypatch.setattr(pcsv, "read_csv", recording)
+    return seen
+
+
+def _inside(address: int, data: bytes) -> bool:
+    start = np.frombuffer(data, dtype=np.uint8).ctypes.data
+    return start <= address < start + max(len(data), 1)
+
+
+@pytest.mark.parametrize("text", [b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 x t\n",      # fast path fails: not a number
+                                  b"q1 Q0 d1 1 0.5 t\n# comment\nq1 Q0 d2 2 0.4 t\n",
+                                  b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4 t\n"])
+def test_pyarrow_never_reads_python_memory(monkeypatch, text):
+    seen = _read_csv_sources(monkeypatch)
+    monkeypatch.setattr(trec, "ENGINE", "pyarrow")
+    layout = trec.layout_of("run", None, text, "my.run")
+    try:
+        trec.columns_of_lines(text, "my.run", layout)
+    except InputError:
+        pass
+    assert seen, "pyarrow's reader was not used"
+    assert not any(_inside(address, text) for address, _ in seen), "Arrow was given the bytes' own memory"
+    assert all(size == len(text) for _, size in seen)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "é"]), st.sampled_from(["d1", "d2", "d 3"]),
+                          st.sampled_from(["0.5", "1e300", "x", "nan", "-0", ""]),
+                          st.sampled_from([" ", "\t", "  "]), st.booleans()), min_size=1, max_size=6))
+def test_every_pyarrow_read_gets_arrow_owned_memory_with_the_same_bytes(lines):
+    # whatever the lines (valid, malformed, comments), every read_csv source lies outside the Python
+    # bytes and holds exactly their content
+    import pyarrow.csv as pcsv
+
+    text = "".join(("# c\n" if comment else "") + sep.join([q, "Q0", d, "1", s, "t"]) + "\n"
+                   for q, d, s, sep, comment in lines).encode()
+    seen, real = [], pcsv.read_csv
+
+    def recording(source, *args, **kwargs):
+        seen.append((source.address, source.to_pybytes()))
+        return real(source, *args, **kwargs)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pcsv, "read_csv", recording)
+        mp.setattr(trec, "ENGINE", "pyarrow")
+        try:
+            trec.columns_of_lines(text, "my.run", trec.layout_of("run", None, text, "my.run"))
+        except InputError:
+            pass
+    for address, content in seen:
+        assert not _inside(address, text)
+        assert content == text
