@@ -92,7 +92,8 @@ def test_ids_and_names_are_shown_escaped(files, args):
     res = CliRunner().invoke(main, cmd)
     assert res.exit_code == 0, res.output
     assert raw_controls(res.output) == []
-    latex = {"\\": "\\textbackslash{}", "_": "\\_", "&": "\\&", "{": "\\{", "}": "\\}", "$": "\\$"}
+    latex = {"\\": "\\textbackslash{}", "_": "\\_", "&": "\\&", "{": "\\{", "}": "\\}", "$": "\\$",
+             "<": "\\textless{}", ">": "\\textgreater{}", "|": "\\textbar{}"}
 
     def shown(text: str) -> str:   # as LaTeX writes the text
         return "".join(latex.get(c, c) for c in text) if "latex" in args else text
@@ -113,7 +114,7 @@ def test_markdown_escapes_html_and_control_characters(files):
         assert res.exit_code == 0, res.output
         out = res.output
         assert raw_controls(out) == [] and "<b>" not in out
-        assert "r\\\\x1b]0;title\\\\x07.run" in out          # the backslash doubled for Markdown
+        assert "r\\\\x1b\\]0;title\\\\x07.run" in out          # the backslash doubled for Markdown, ] escaped
         if "-q" in cmd:
             assert "| &lt;b&gt;q\\|3&lt;/b&gt; |" in out
             assert "| q\\\\u202e1 |" in out and "| q\\\\\\\\u202e1 |" in out   # still two different ids
@@ -205,3 +206,71 @@ def test_html_report_shows_control_and_bidi_characters_escaped(files):
     page = Path("rep.html").read_text(encoding="utf-8")
     assert "\u202e" not in page and "\x1b" not in page
     assert "r\\u202etxt.exe" in page and "T\\x1b[2J" in page
+
+
+# ------------------------------------------------ Markdown cells read as the text table (markdown-it)
+
+def _rendered_cells(table: str) -> list[list[tuple[list[str], str]]]:
+    """The cells of a Markdown table as a CommonMark + GFM-tables renderer (markdown-it-py, as GitHub's
+    tables) reads them: per cell, the inline token types and the text they show."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(table)
+    rows, row = [], None
+    for tok in tokens:
+        if tok.type == "tr_open":
+            row = []
+        elif tok.type == "inline" and row is not None:
+            kids = tok.children or []
+            row.append(([k.type for k in kids], "".join(k.content for k in kids)))
+        elif tok.type == "tr_close":
+            rows.append(row)
+            row = None
+    return rows
+
+
+MARKDOWN_TEXT = st.text(alphabet=st.sampled_from(list("ab1_*`[]()~<>&|\\!#é-. ") + ["\x1b", "\u202e"]),
+                        min_size=1, max_size=10).map(str.strip).filter(bool)
+
+
+@settings(deadline=None, derandomize=True, database=None, max_examples=400)
+@given(MARKDOWN_TEXT, MARKDOWN_TEXT)
+def test_property_markdown_cells_render_as_the_text_table_shows_them(a, b):
+    """Regression: `-f markdown` left emphasis, code and link syntax in ids active (q*2* showed an
+    italic 2): every cell must render as plain text equal to escape_text's."""
+    from tierank.formats import markdown_table
+
+    rows = _rendered_cells(markdown_table(["query", "AP"], [[a, "0.5000"], [b, "1.0000"]]))
+    assert [cells[0] for cells in rows] == [(["text"], "query"), (["text"], escape_text(a)),
+                                            (["text"], escape_text(b))]
+    assert all(kind == "text" for _, cells in zip(rows, rows) for kind in cells[1][0])
+
+
+def test_markdown_measure_names_keep_their_underscores():
+    # inside a word an underscore is never emphasis: ndcg_cut_10 is written as it is
+    assert markdown_escape("ndcg_cut_10") == "ndcg_cut_10"
+    assert markdown_escape("_x_") == "\\_x\\_" and markdown_escape("q*2*") == "q\\*2\\*"
+
+
+# --------------------------------------------------- a query named "all" beside the row of means
+
+@pytest.mark.parametrize("fmt", ["trec", "table", "csv", "markdown", "latex"])
+def test_a_query_named_all_is_refused_where_the_means_row_is_all(tmp_path, fmt):
+    """Regression: with -q, a query 'all' gave a second row 'all' (trec_eval's layout: `map all 1.0`
+    twice) and a reader could take its value for the mean."""
+    (tmp_path / "qrels").write_text("all 0 d1 1\nq2 0 d1 1\n")
+    (tmp_path / "run").write_text("all Q0 d1 1 0.5 t\nq2 Q0 d2 1 0.5 t\n")
+    res = CliRunner().invoke(main, [str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "P@1", "-q", "-f", fmt])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == ("tierank: error: run: the query id 'all' cannot be told apart from the "
+                          f"row 'all' of the means in per-query {fmt} output; rename the query, or use the json "
+                          "format\n")
+    # without -q there is one row 'all', the mean: (1 + 0) / 2 by hand
+    res = CliRunner().invoke(main, [str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "P@1", "-f", "trec"])
+    assert res.exit_code == 0 and res.stdout == "P_1                   \tall\t0.5000\n"
+    # json keeps the query and the mean apart
+    res = CliRunner().invoke(main, [str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "P@1", "-q", "-f", "json"])
+    assert res.exit_code == 0
+    import json
+    out = json.loads(res.stdout)["runs"][0]
+    assert out["per_query"]["all"] == {"P@1": 1.0} and out["mean"] == {"P@1": 0.5}

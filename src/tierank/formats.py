@@ -221,19 +221,32 @@ def escape_text(text: Any, *, one_to_one: bool = True) -> str:
     return "".join(_escape_char(c, one_to_one) for c in text)
 
 
+#: punctuation that would turn a Markdown cell's text into emphasis, code, a link or a strike-through;
+#: written after a backslash, each is shown as itself
+_MARKDOWN_ACTIVE = frozenset("*_`[]~")
+
+
 def markdown_escape(text: Any) -> str:
     """A name or id as a Markdown (GitHub) table cell shows it: :func:`escape_text`, then HTML's
-    ``&``, ``<`` and ``>`` as entities and the backslash doubled, so that the rendered cell reads as
-    the text table does and no HTML in an id is interpreted. (``|`` is escaped by
-    :func:`markdown_table`, in every cell.)
+    ``&``, ``<`` and ``>`` as entities, the backslash doubled and ``* _ ` [ ] ~`` after a backslash (an
+    ``_`` inside a word excepted), so that the rendered cell reads as the text table does: no HTML,
+    emphasis, code or link in an id is interpreted. (``|`` is escaped by :func:`markdown_table`, in every cell.)
 
     Examples
     --------
-    >>> print(markdown_escape("<b>run</b> & co"), markdown_escape("q\\x1b"))
-    &lt;b&gt;run&lt;/b&gt; &amp; co q\\\\x1b
+    >>> print(markdown_escape("<b>run</b> & co"), markdown_escape("q\\x1b"), markdown_escape("_q_1*"))
+    &lt;b&gt;run&lt;/b&gt; &amp; co q\\\\x1b \\_q_1\\*
     """
-    return (escape_text(text).replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
-            .replace(">", "&gt;"))
+    shown = (escape_text(text).replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
+             .replace(">", "&gt;"))
+    return "".join("\\" + c if c in _MARKDOWN_ACTIVE and not _inside_word(shown, i) else c
+                   for i, c in enumerate(shown))
+
+
+def _inside_word(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is an ``_`` between letters or digits: never emphasis in Markdown
+    (CommonMark's flanking rules), so ``ndcg_cut_10`` stays as it is written."""
+    return text[i] == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> str:
@@ -278,8 +291,10 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: 
     return "\n".join(["| " + " | ".join(esc[0]) + " |", rule, *("| " + " | ".join(r) + " |" for r in esc[1:])])
 
 
+# < > | too: in LaTeX's default font encoding (OT1) they are printed as other glyphs (¡ ¿ —)
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
 
 
 def latex_escape(text: str) -> str:
@@ -353,6 +368,8 @@ def render(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: st
         ``trec`` only: print trec_eval's ``runid`` and ``num_q`` lines (it prints them when they are
         asked for, as in its default measure set).
     """
+    if per_query and fmt != "json":
+        _check_no_query_named_all(runs, fmt)
     if fmt == "trec":   # several runs: each block starts with a line naming its run
         return "".join(trec_eval_text(r, measures, per_query=per_query, digits=digits, bounds=bounds,
                                       show_runid=show_runid, show_num_q=show_num_q, label=len(runs) > 1)
@@ -367,6 +384,17 @@ def render(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], fmt: st
     if per_query:
         parts += _per_query_tables(runs, measures, fmt, bounds, digits)
     return "\n\n".join(parts) + "\n"
+
+
+def _check_no_query_named_all(runs: Sequence[RunResults], fmt: str) -> None:
+    """Per-query output in a layout whose row of means is named ``all`` (trec_eval's, and the tables
+    and CSV after it): a query named ``all`` would be a second such row, and a reader (a person, a
+    script looking for ``all``) could take its value for the mean. Refused, with the way out."""
+    for r in runs:
+        if "all" in r.results.query_ids.tolist():
+            raise InputError(f"the query id 'all' cannot be told apart from the row 'all' of the means in "
+                             f"per-query {fmt} output; rename the query, or use the json format",
+                             file=r.name, query="all")
 
 
 def _title(runs: Sequence[RunResults]) -> str:
