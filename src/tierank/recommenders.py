@@ -265,9 +265,11 @@ def _gains(ratings: np.ndarray, score_type: str, col_rating: str, users: Any, it
 def _metric(name: str, measure: str, rating_true: Any, rating_pred: Any, *, col_user: str, col_item: str,
             col_prediction: str, relevancy_method: Any, k: Any, ties: str, bounds: bool, seed: int,
             col_rating: str = DEFAULT_RATING_COL, score_type: str | None = None) -> float | Bounds:
-    """One metric: the checks, the users that count, one call of :func:`tierank.evaluate`."""
+    """One metric: the checks, the users that count, one call of :func:`tierank.evaluate` (``measure``:
+    tierank's measure, ``{k}`` standing for the cutoff)."""
     _check_relevancy(relevancy_method)
     k = check_positive(k, "k")
+    measure = measure.format(k=k)
     check_mode(ties)
     if not isinstance(bounds, bool):
         raise InputError(f"bounds must be True or False, got {bounds!r}")
@@ -398,7 +400,7 @@ def precision_at_k(rating_true: Any, rating_pred: Any, col_user: str = DEFAULT_U
     >>> precision_at_k(true, pred, k=2, ties="input")   # item 2 first, as Recommenders sorts
     0.0
     """
-    return _metric("precision_at_k", f"P@{check_positive(k, 'k')}", rating_true, rating_pred, col_user=col_user,
+    return _metric("precision_at_k", "P@{k}", rating_true, rating_pred, col_user=col_user,
                    col_item=col_item, col_prediction=col_prediction, relevancy_method=relevancy_method, k=k,
                    ties=ties, bounds=bounds, seed=seed)
 
@@ -424,7 +426,7 @@ def recall_at_k(rating_true: Any, rating_pred: Any, col_user: str = DEFAULT_USER
     >>> recall_at_k(true, pred, k=1, bounds=True)   # item 2 first half of the time: 1/2 of R = 2
     Bounds(value=0.25, lower=0.0, upper=0.5)
     """
-    return _metric("recall_at_k", f"R@{check_positive(k, 'k')}", rating_true, rating_pred, col_user=col_user,
+    return _metric("recall_at_k", "R@{k}", rating_true, rating_pred, col_user=col_user,
                    col_item=col_item, col_prediction=col_prediction, relevancy_method=relevancy_method, k=k,
                    ties=ties, bounds=bounds, seed=seed)
 
@@ -492,7 +494,7 @@ def ndcg_at_k(rating_true: Any, rating_pred: Any, col_user: str = DEFAULT_USER_C
     if discfun_type not in _DISCFUN_TYPES:
         raise InputError(f"discfun_type must be one of {', '.join(_quoted(_DISCFUN_TYPES))}, "
                          f"got {discfun_type!r}")
-    return _metric("ndcg_at_k", f"nDCG@{check_positive(k, 'k')}", rating_true, rating_pred, col_user=col_user,
+    return _metric("ndcg_at_k", "nDCG@{k}", rating_true, rating_pred, col_user=col_user,
                    col_item=col_item, col_prediction=col_prediction, relevancy_method=relevancy_method, k=k,
                    ties=ties, bounds=bounds, seed=seed, col_rating=col_rating, score_type=score_type)
 
@@ -523,7 +525,7 @@ def map(rating_true: Any, rating_pred: Any, col_user: str = DEFAULT_USER_COL,   
     >>> map(true, pred, k=2)   # item 1 first; item 2 second (1) or third (0), half of the time each
     0.75
     """
-    return _metric("map", f"AP@{check_positive(k, 'k')}", rating_true, rating_pred, col_user=col_user, col_item=col_item,
+    return _metric("map", "AP@{k}", rating_true, rating_pred, col_user=col_user, col_item=col_item,
                    col_prediction=col_prediction, relevancy_method=relevancy_method, k=k, ties=ties,
                    bounds=bounds, seed=seed)
 
@@ -549,7 +551,7 @@ def map_at_k(rating_true: Any, rating_pred: Any, col_user: str = DEFAULT_USER_CO
     >>> map_at_k(true, pred, k=2)   # (1 + 1/2 of the time 2/2) / min(3, 2)
     0.75
     """
-    return _metric("map_at_k", f"AP(denom='min_k_R')@{check_positive(k, 'k')}", rating_true, rating_pred, col_user=col_user,
+    return _metric("map_at_k", "AP(denom='min_k_R')@{k}", rating_true, rating_pred, col_user=col_user,
                    col_item=col_item, col_prediction=col_prediction, relevancy_method=relevancy_method, k=k,
                    ties=ties, bounds=bounds, seed=seed)
 
@@ -575,7 +577,7 @@ def hit_ratio_at_k(rating_true: Any, rating_pred: Any, col_user: str = DEFAULT_U
     >>> round(hit_ratio_at_k(true, pred, k=1), 4), hit_ratio_at_k(true, pred, k=1, ties="input")
     (0.3333, 0.0)
     """
-    return _metric("hit_ratio_at_k", f"Success@{check_positive(k, 'k')}", rating_true, rating_pred, col_user=col_user,
+    return _metric("hit_ratio_at_k", "Success@{k}", rating_true, rating_pred, col_user=col_user,
                    col_item=col_item, col_prediction=col_prediction, relevancy_method=relevancy_method, k=k,
                    ties=ties, bounds=bounds, seed=seed)
 
@@ -602,7 +604,7 @@ def mrr(rating_true: Any, rating_pred: Any, col_user: str = DEFAULT_USER_COL,
     >>> round(mrr(true, pred, k=10), 4)   # (1 + 1/2 + 1/3) / 3
     0.6111
     """
-    return _metric("mrr", f"RR@{check_positive(k, 'k')}", rating_true, rating_pred, col_user=col_user, col_item=col_item,
+    return _metric("mrr", "RR@{k}", rating_true, rating_pred, col_user=col_user, col_item=col_item,
                    col_prediction=col_prediction, relevancy_method=relevancy_method, k=k, ties=ties,
                    bounds=bounds, seed=seed)
 
