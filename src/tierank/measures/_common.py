@@ -73,6 +73,17 @@ def unscaled(values: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
         return np.ldexp(values, shift)
 
 
+#: steps of a product recurrence run across queries at once (RR's offsets, Success's slots); a query
+#: still going after them (a tie of thousands of documents) finishes alone, all its steps in one array
+VECTOR_STEPS = 64
+
+
+def running_products(first: float, ratios: np.ndarray) -> np.ndarray:
+    """``[first, first*ratios[0], first*ratios[0]*ratios[1], ...]``, multiplied in that order (as the
+    recurrence run step by step: the same floats)."""
+    return np.cumprod(np.concatenate(([first], ratios)))
+
+
 def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den with 0 where den == 0 (empty denominators give 0)."""
     num = np.asarray(num, dtype=np.float64)

@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from ..ties.groups import TieStats
-from ._common import (CLIP, REL, REL_OR_ALL, binary_preference, divide, f_measure, grade_preference, grade_shifts,
-                      k_prime, positive_grade, unscaled)
+from ._common import (CLIP, REL, REL_OR_ALL, VECTOR_STEPS, binary_preference, divide, f_measure, grade_preference,
+                      grade_shifts, k_prime, positive_grade, running_products, unscaled)
 from ._spec import Measure, MeasureFamily, Param, bool_param, real_param
 from ._trec import TREC_CUTOFFS, TrecName
 
@@ -53,10 +53,13 @@ def success(g: TieStats, m: Measure) -> np.ndarray:
     miss[(before == 0) & (r > 0) & (cut.m > cut.n - r)] = 0.0
     idx = np.flatnonzero((miss > 0) & (r > 0))
     i = 0
-    while idx.size:  # loop over slots of the cut group, vectorised across queries
+    while idx.size and i < VECTOR_STEPS:  # slots of the cut group, across queries
         miss[idx] *= (cut.n[idx] - r[idx] - i) / (cut.n[idx] - i)
         i += 1
         idx = idx[(cut.m[idx] > i) & (miss[idx] > 0)]
+    for q in idx:   # a long cut: its slots i..m-1 at once, multiplied in the same order
+        slots = np.arange(i, int(cut.m[q]))
+        miss[q] = running_products(miss[q], (cut.n[q] - r[q] - slots) / (cut.n[q] - slots))[-1]
     return 1.0 - miss
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ties.groups import TieStats
-from ._common import REL, binary_preference
+from ._common import REL, VECTOR_STEPS, binary_preference, running_products
 from ._spec import Measure, MeasureFamily
 from ._trec import TrecName
 
@@ -32,11 +32,15 @@ def reciprocal_rank(g: TieStats, m: Measure) -> np.ndarray:
     idx = np.flatnonzero(L >= 1)
     p = np.where(n > 0, r / np.maximum(n, 1), 0.0)            # p_1 = r / n
     j = 1
-    while idx.size:  # loop over offsets inside the first relevant group, vectorised across queries
+    while idx.size and j <= VECTOR_STEPS:  # offsets inside the first relevant group, across queries
         out[idx] += p[idx] / (t[idx] + j)
         p[idx] *= (n[idx] - j - r[idx] + 1) / np.maximum(n[idx] - j, 1)
         j += 1
         idx = idx[(L[idx] >= j) & (p[idx] > 0)]
+    for q in idx:   # a long tie: its offsets j..L at once, summed in the same order
+        js = np.arange(j, int(L[q]) + 1, dtype=np.float64)
+        ps = running_products(p[q], (n[q] - js[:-1] - r[q] + 1) / np.maximum(n[q] - js[:-1], 1))
+        out[q] = np.cumsum(np.concatenate(([out[q]], ps / (t[q] + js))))[-1]
     return out
 
 
