@@ -466,3 +466,30 @@ def test_scaling_by_a_power_of_two_keeps_the_value_or_is_refused(e, precision, s
         assert f"beyond {precision}'s range" in str(err)
     else:
         assert scaled == base
+
+
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([None, 5]))
+@settings(max_examples=30, deadline=None)
+def test_integer_cosine_counted_in_sorted_keys_is_exact(seed, k):
+    # a corpus of multiples of four directions (exact cosine ties) and their neighbours one step away
+    # (near ties, closer than floats can order once squared and divided): the counted path, which finds
+    # each key's anchors by binary search and decides the close ones in exact values, must give the
+    # values of evaluate_matrix on the exact ranks (fractions sign(d) d^2 / |c|^2)
+    rng = np.random.default_rng(seed)
+    n = 700
+    dirs = rng.integers(-9, 10, size=(4, 6))
+    c = dirs[rng.integers(0, 4, n)] * rng.integers(1, 13, n)[:, None]
+    c[rng.random(n) < 0.3, 0] += 1
+    c = np.clip(c, -127, 127).astype(np.int8)
+    q = np.vstack([dirs[:2] * 7, rng.integers(-127, 128, size=(1, 6))]).clip(-127, 127).astype(np.int8)
+    rel = {i: {int(j): int(rng.integers(1, 3)) for j in rng.choice(n, 6, replace=False)} for i in range(3)}
+    measures = ["AP", "nDCG@5", "RR", "P@5"] if k is None else ["AP@5", "nDCG@5", "RR@5", "P@5"]   # k: the top-k window
+    got = tierank.evaluate_embeddings(q, c, rel, measures, similarity="cosine", precision="int8", bounds=True, k=k)
+    d = q.astype(np.int64) @ c.astype(np.int64).T
+    norm2 = (c.astype(np.int64) ** 2).sum(axis=1)
+    keys = [[Fraction(int(np.sign(x)) * int(x) ** 2, int(m)) if m else Fraction(0) for x, m in zip(row, norm2)]
+            for row in d]
+    want = tierank.evaluate_matrix(dense(rel, 3, n), scores=np.array([ranks(row) for row in keys], dtype=float),
+                                   measures=measures, bounds=True)
+    for frame in ("per_query", "lower", "upper"):
+        assert np.allclose(getattr(got, frame).to_numpy(), getattr(want, frame).to_numpy(), rtol=1e-12, atol=1e-15)

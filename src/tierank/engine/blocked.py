@@ -662,36 +662,53 @@ class _Anchors:
         """The bin of each key (of query ``rows``): 2a for a key strictly between anchors with ``a``
         anchors above it, 2a + 1 for a key equal to the anchor below ``a`` others (bins best first).
         ``exact(i)``: the exact values of keys ``i``, for the comparisons floats cannot decide."""
-        if self.exact is not None and self.slack is not None and exact is not None:
-            a = self.values[rows]
-            lt = a < keys[:, None]
-            le = a <= keys[:, None]
-            i, j = np.nonzero(np.abs(a - keys[:, None]) <= self.slack[rows][:, None])
-            if len(i):   # too close for floats: the exact values decide
-                v, ae = exact(i), self.exact[rows[i], j]
-                lt[i, j] = [x < y for x, y in zip(ae, v)]
-                le[i, j] = [x <= y for x, y in zip(ae, v)]
-            below, upto = lt.sum(axis=1), le.sum(axis=1)
-        elif len(rows) and bool((rows[1:] >= rows[:-1]).all()):   # floats decide; keys grouped by query
-            below, upto = self._sorted_counts(rows, keys)
+        decide = self.exact is not None and self.slack is not None and exact is not None
+        if len(rows) and bool((rows[1:] >= rows[:-1]).all()):   # keys grouped by query (np.nonzero's order)
+            below, upto = self._sorted_counts(rows, keys, exact if decide else None)
         else:
             a = self.values[rows]
-            below, upto = (a < keys[:, None]).sum(axis=1), (a <= keys[:, None]).sum(axis=1)
+            lt, le = a < keys[:, None], a <= keys[:, None]
+            if decide:
+                assert exact is not None and self.exact is not None and self.slack is not None
+                i, j = np.nonzero(np.abs(a - keys[:, None]) <= self.slack[rows][:, None])
+                if len(i):   # too close for floats: the exact values decide
+                    v, ae = exact(i), self.exact[rows[i], j]
+                    lt[i, j] = [x < y for x, y in zip(ae, v)]
+                    le[i, j] = [x <= y for x, y in zip(ae, v)]
+            below, upto = lt.sum(axis=1), le.sum(axis=1)
         return 2 * (self.m[rows] - upto) + (upto - below)
 
-    def _sorted_counts(self, rows: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For keys grouped by query (``rows`` non-decreasing, as ``np.nonzero`` gives them): how many of
-        the query's anchors lie below each key, and how many at or below it, by a binary search in the
-        query's sorted anchors (no row x anchor table: the corpus's keys are many, the anchors few)."""
-        below = np.empty(len(rows), dtype=np.int64)
+    def _sorted_counts(self, rows: np.ndarray, keys: np.ndarray, exact: Callable[[np.ndarray], list] | None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """For keys grouped by query (``rows`` non-decreasing): how many of the query's anchors lie below
+        each key, and how many at or below it, by binary searches in the query's sorted anchors (no row x
+        anchor table: the corpus's keys are many, the anchors few). ``exact``: the anchors within the
+        query's slack of a key are compared with it in exact values (None: the floats decide)."""
+        lo = np.empty(len(rows), dtype=np.int64)
+        hi = np.empty(len(rows), dtype=np.int64)
         present = np.flatnonzero(np.bincount(rows, minlength=len(self.m)))
         bounds = np.searchsorted(rows, np.append(present, present[-1] + 1))
         for q, s, e in zip(present.tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
-            below[s:e] = np.searchsorted(self.values[q, :self.m[q]], keys[s:e], side="left")
-        # the anchors are distinct: a key is at or below one more anchor exactly when it equals the next
-        # one (when there is a next one: not the +inf padding)
-        nxt = self.values[rows, np.minimum(below, self.values.shape[1] - 1)]
-        return below, below + ((below < self.m[rows]) & (nxt == keys))
+            anchors, k = self.values[q, :self.m[q]], keys[s:e]
+            if exact is None:
+                lo[s:e] = np.searchsorted(anchors, k, side="left")
+            else:   # anchors in [lo, hi) are within the slack of the key: too close for floats
+                assert self.slack is not None
+                lo[s:e] = np.searchsorted(anchors, k - self.slack[q], side="left")
+                hi[s:e] = np.searchsorted(anchors, k + self.slack[q], side="right")
+        if exact is None:
+            # the anchors are distinct: a key is at or below one more anchor exactly when it equals the
+            # next one (when there is a next one: not the +inf padding)
+            nxt = self.values[rows, np.minimum(lo, self.values.shape[1] - 1)]
+            return lo, lo + ((lo < self.m[rows]) & (nxt == keys))
+        assert self.exact is not None
+        below, upto = lo.copy(), lo.copy()
+        close = np.flatnonzero(hi > lo)
+        for i, v in zip(close.tolist(), exact(close) if len(close) else []):
+            near = self.exact[rows[i], lo[i]:hi[i]]
+            below[i] += sum(a < v for a in near)
+            upto[i] += sum(a <= v for a in near)
+        return below, upto
 
 
 def anchored_counts(scorer: Any, relevance: Any, rows: slice, kmax: int | None, tile_cols: int
