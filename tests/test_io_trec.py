@@ -8,7 +8,10 @@ without pyarrow). Results and error messages must be the same on all three.
 from __future__ import annotations
 
 import gzip
+import math
+import tempfile
 import warnings
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -112,8 +115,8 @@ def test_gzip_is_recognised_by_content(tmp_path, engine):
 
 
 def test_numbers(tmp_path, engine):
-    values = ["1e5", "1E-3", ".5", "5.", "+5", "-0", "inf", "-Infinity", "00012", "1e500",
-              "0.1000000000000000055511151231257827"]
+    values = ["1e5", "1E-3", ".5", "5.", "+5", "-0", "inf", "-Infinity", "00012", "1e300",
+              "0.1000000000000000055511151231257827"]   # (1e500: refused, test_numbers_lost_in_float64_are_refused)
     text = "".join(f"q1 Q0 d{i} {i} {v} t\n" for i, v in enumerate(values))
     cols = trec.read_run_columns(write(tmp_path, "run.txt", text))
     assert cols.value.tolist() == [float(v) for v in values]
@@ -517,3 +520,47 @@ def test_every_pyarrow_read_gets_arrow_owned_memory_with_the_same_bytes(lines):
     for address, content in seen:
         assert not _inside(address, text)
         assert content == text
+
+
+# ---------------------------------------------------- numbers beyond float64: read as 0 or infinite
+# Regression: '1e400' and '2e400' both became inf and tied (AP 0.75 instead of 0.5, silently), and so did
+# '1e-400' and '2e-400' (both 0). A number whose float64 is 0 although its text is not, or infinite
+# although its text is finite, is now refused, naming the line; true zeros and infinities are read.
+
+@pytest.mark.parametrize("kind,text,line,fragment", [
+    ("run", "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 1e400 t\n", 2, "the score '1e400' is too large for a 64-bit float"),
+    ("run", "q1 Q0 d1 1 -1.5E+999 t\n", 1, "the score '-1.5E+999' is too large"),
+    ("run", "q1 Q0 d1 1 0.5 t\n# c\nq1  Q0 d2 2 1e-400 t\n", 3, "the score '1e-400' is too small for a 64-bit float, "
+                                                               "which would read it as 0"),
+    ("run", "q1 Q0 d1 1 -0.00002e-320 t\n", 1, "the score '-0.00002e-320' is too small"),
+    ("qrels", "q1 0 d1 1e400\n", 1, "the grade '1e400' is too large"),
+    ("qrels", "q1 0 d1 0\nq1 0 d2 1e-400\n", 2, "the grade '1e-400' is too small"),
+])
+def test_numbers_lost_in_float64_are_refused(tmp_path, engine, kind, text, line, fragment):
+    path = write(tmp_path, kind, text)
+    err = error_of(trec.read_run_columns if kind == "run" else trec.read_qrels_columns, path)
+    check_error(err, path, line, fragment)
+
+
+def test_zeros_infinities_and_subnormals_are_read(tmp_path, engine):
+    text = ("q1 Q0 a 1 0 t\nq1 Q0 b 2 -0.0e-400 t\nq1 Q0 c 3 0e999 t\nq1 Q0 d 4 -INF t\nq1 Q0 e 5 +Infinity t\n"
+            "q1 Q0 f 6 5e-324 t\nq1 Q0 g 7 1.7976931348623157e308 t\n")
+    values = trec.read_run_columns(write(tmp_path, "run", text)).value.tolist()
+    assert values == [0.0, 0.0, 0.0, -math.inf, math.inf, 5e-324, 1.7976931348623157e308]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["", "-", "+"]), st.text("0123456789", min_size=1, max_size=4),
+       st.text("0123456789", max_size=3), st.integers(-420, 420))
+def test_property_a_score_is_read_as_python_reads_it_or_refused_when_lost(sign, whole, frac, exponent):
+    # the reference: Decimal (exact) says whether the text is zero; Python's float says what float64 reads
+    text = f"{sign}{whole}{'.' + frac if frac else ''}e{exponent}"
+    exact, got = Decimal(text), float(text)
+    lost = (exact != 0 and got == 0) or math.isinf(got)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(Path(tmp), "run", f"q1 Q0 d1 1 {text} t\n")
+        if lost:
+            with pytest.raises(InputError, match="too (small|large) for a 64-bit float"):
+                trec.read_run_columns(path)
+        else:
+            assert trec.read_run_columns(path).value.tolist() == [got]

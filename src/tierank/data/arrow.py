@@ -23,7 +23,7 @@ try:   # the module behind pyarrow.compute's wrappers (pyarrow.compute.call_func
 except ImportError:   # pragma: no cover   (a pyarrow that moved them: the public module has them too)
     from pyarrow.compute import CastOptions, MatchSubstringOptions, SetLookupOptions, call_function
 
-__all__ = ["to_numpy", "from_numpy", "to_objects", "compute", "cast", "take", "index_in", "starts_with", "contains"]
+__all__ = ["to_numpy", "from_numpy", "to_objects", "compute", "cast", "take", "index_in", "starts_with", "contains", "matches"]
 
 
 def compute(name: str, *args: Any, options: Any = None) -> Any:
@@ -54,6 +54,12 @@ def index_in(values: Any, value_set: Any) -> Any:
 def starts_with(strings: Any, prefix: str) -> Any:
     """``pyarrow.compute.starts_with``: whether each string starts with ``prefix``."""
     return compute("starts_with", strings, options=MatchSubstringOptions(prefix))
+
+
+def matches(strings: Any, pattern: str) -> Any:
+    """``pyarrow.compute.match_substring_regex``: whether each string matches the regular expression
+    ``pattern`` (RE2 syntax) somewhere (anchor it with ``^`` / ``$``)."""
+    return compute("match_substring_regex", strings, options=MatchSubstringOptions(pattern))
 
 
 def contains(strings: Any, text: str) -> Any:

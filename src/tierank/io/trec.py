@@ -48,7 +48,8 @@ Rules, the same for every file
   fields, a score or grade that is not a number (decimal or exponent notation such as ``2.5``,
   ``-1e-3``, ``.5``, or ``inf`` / ``infinity``; no digit separators, no non-ASCII digits: the
   numbers pyarrow and C's ``strtod`` read), a NaN score or grade, an infinite grade (infinite scores
-  are valid and tie with each other), a document listed twice for one query
+  are valid and tie with each other), a number beyond a 64-bit float (``1e400`` or ``1e-400``: read as
+  infinite or as 0, it would tie with numbers it differs from), a document listed twice for one query
   (raised when the run is joined with its qrels), a file with no data line, and a file that is not
   text (a NUL or another control character, a lone carriage return, bytes that are not UTF-8). A
   UTF-16 or UTF-32 file, or one in Latin-1 / Windows-1252, is named as such, with the ``iconv``
@@ -64,6 +65,7 @@ name the offending line once an error is known.
 from __future__ import annotations
 
 import io
+import math
 import os
 import re
 from dataclasses import dataclass, replace
@@ -71,7 +73,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
-from ..data.arrow import cast, compute, contains, from_numpy, starts_with, to_numpy, to_objects
+from ..data.arrow import cast, compute, contains, from_numpy, matches, starts_with, to_numpy, to_objects
 from ..data.arrow import take as take_at
 from ..data.columns import Columns
 from ..errors import InputError
@@ -454,16 +456,18 @@ def _arrow_ids(array: Any, shared: bool = False) -> Any:
     return _arrow_objects(array, dictionary=shared)
 
 
-def _read_csv(data: bytes, delimiter: str, types: dict) -> Any:
+def _read_csv(data: bytes, delimiter: str, types: dict, names: list[str] | None = None) -> Any:
     """The fields of every line of ``data`` (columns named and typed by ``types``), read by pyarrow's CSV
-    reader as plain fields: no quotes, no escapes, empty lines kept."""
+    reader as plain fields: no quotes, no escapes, empty lines kept. ``names``: the names of all the
+    columns, when ``types`` names the ones to read."""
     import pyarrow.csv as pcsv
 
     return pcsv.read_csv(
-        arrow_owned(data), read_options=pcsv.ReadOptions(column_names=list(types), block_size=1 << 24),
+        arrow_owned(data), read_options=pcsv.ReadOptions(column_names=names or list(types), block_size=1 << 24),
         parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
                                         newlines_in_values=False, ignore_empty_lines=False),
-        convert_options=pcsv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
+        convert_options=pcsv.ConvertOptions(column_types=types, include_columns=list(types) if names else None,
+                                            null_values=[], strings_can_be_null=False,
                                             quoted_strings_can_be_null=False))
 
 
@@ -551,7 +555,10 @@ def _split_pyarrow_simple(data: bytes, layout: _Layout) -> _Split | None:
         return np.asarray(scores, dtype=np.float64)[rows]
 
     def texts(k: int, rows: np.ndarray) -> Any:
-        col = table.column(str(k)).combine_chunks()
+        col = table.column(str(k))
+        if not pa.types.is_large_string(col.type):   # the scores, read as numbers: their text read again
+            col = _read_csv(data, delimiter, {str(k): pa.large_string()}, names).column(str(k))
+        col = col.combine_chunks()
         return col if len(rows) == n_rows else take_at(col, rows)
 
     return _Split(n_rows, false, false, false, false, take, ids, numbers, texts)
@@ -704,16 +711,22 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1,
                 if v is None:
                     bad_value = (int(i), f"the {layout.value_name} {text!r} is not a number")
                     break
-                if v != v or (layout.finite and abs(v) == float("inf")):
-                    bad_value = (int(i), _bad_float_message(layout, v))
+                lost = _lost_in_float64(layout, text, v)
+                if lost is not None or v != v or (layout.finite and abs(v) == float("inf")):
+                    bad_value = (int(i), lost or _bad_float_message(layout, v))
                     break
                 parsed.append(v)
             read = np.asarray(parsed, dtype=np.float64)
         else:
+            lost_at = _first_lost_in_float64(split, layout, rows, values)
             bad = np.isnan(values) | (np.isinf(values) if layout.finite else False)
-            if bad.any():
-                j = int(np.argmax(bad))
-                bad_value = (int(rows[j]), _bad_float_message(layout, float(values[j])))
+            if bad.any() or lost_at is not None:
+                j = int(np.argmax(bad)) if bad.any() else len(values)
+                if lost_at is not None and lost_at[0] <= j:
+                    j, message = lost_at
+                else:
+                    message = _bad_float_message(layout, float(values[j]))
+                bad_value = (int(rows[j]), message)
                 read = values[:j]
         if layout.negate:   # ranks: the first rank out of place comes before any later problem
             bad_rank = _rank_problem(data, split, rows[:len(read)], read, layout, ranks_before)
@@ -958,6 +971,44 @@ def trec_eval_atol(texts: Any) -> np.ndarray:
 def _fields(line: str) -> list[str]:
     """The fields of one line, as the readers split it (runs of spaces and tabs)."""
     return [f for f in re.split(r"[ \t\r]+", line) if f]
+
+
+# a number's text with a nonzero digit before its exponent, and the texts of infinity (any case)
+_NONZERO_MANTISSA = r"^[+-]?[0-9.]*[1-9]"
+_INFINITY = r"^[+-]?(?i:inf|infinity)$"
+
+
+def _lost_in_float64(layout: _Layout, text: str, v: float) -> str | None:
+    """Why the number ``text`` is not ``v``, its float64, in kind (None when it is): a nonzero value
+    read as 0 (below 4.9e-324), or a finite one read as infinite (beyond 1.8e308). Either would tie
+    values that differ (1e400 with 2e400): refused rather than read."""
+    if v == 0 and re.match(_NONZERO_MANTISSA, text):
+        return f"the {layout.value_name} {text!r} is too small for a 64-bit float, which would read it as 0"
+    if v in (math.inf, -math.inf) and not re.match(_INFINITY, text):
+        return f"the {layout.value_name} {text!r} is too large for a 64-bit float, which would read it as infinite"
+    return None
+
+
+def _first_lost_in_float64(split: _Split, layout: _Layout, rows: np.ndarray, values: np.ndarray
+                           ) -> tuple[int, str] | None:
+    """The first of ``values`` (read from the texts of ``rows``) for which :func:`_lost_in_float64`
+    has a reason, as (its place in ``values``, the reason); None when there is none. Only zeros and
+    infinities are looked at again, in their texts."""
+    suspect = np.flatnonzero((values == 0) | np.isinf(values))
+    if not len(suspect):
+        return None
+    texts = split.texts(layout.value, rows[suspect])
+    zero = from_numpy(values[suspect] == 0)
+    # a zero from a nonzero text, or an infinity from a text that does not say so
+    lost = compute("if_else", zero, matches(texts, _NONZERO_MANTISSA),
+                   compute("invert", matches(texts, _INFINITY)))
+    hit = np.flatnonzero(to_numpy(lost))
+    if not len(hit):
+        return None
+    j = int(suspect[hit[0]])
+    reason = _lost_in_float64(layout, texts[int(hit[0])].as_py(), float(values[j]))
+    assert reason is not None
+    return j, reason
 
 
 def _bad_float_message(layout: _Layout, v: float) -> str:
