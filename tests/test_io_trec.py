@@ -535,6 +535,9 @@ def test_every_pyarrow_read_gets_arrow_owned_memory_with_the_same_bytes(lines):
     ("run", "q1 Q0 d1 1 -0.00002e-320 t\n", 1, "the score '-0.00002e-320' is too small"),
     ("qrels", "q1 0 d1 1e400\n", 1, "the grade '1e400' is too large"),
     ("qrels", "q1 0 d1 0\nq1 0 d2 1e-400\n", 2, "the grade '1e-400' is too small"),
+    ("run", "q1 Q0 d1 1 0 t\nq1 Q0 d2 2 0." + "0" * 330 + "1 t\n", 2, "is too small"),     # no exponent
+    ("run", "q1 Q0 d1 1 0." + "0" * 330 + "1e+5 t\n", 1, "is too small"),
+    ("run", "q1 Q0 d1 1 1" + "0" * 320 + " t\n", 1, "is too large"),
 ])
 def test_numbers_lost_in_float64_are_refused(tmp_path, engine, kind, text, line, fragment):
     path = write(tmp_path, kind, text)
