@@ -23,7 +23,8 @@ try:   # the module behind pyarrow.compute's wrappers (pyarrow.compute.call_func
 except ImportError:   # pragma: no cover   (a pyarrow that moved them: the public module has them too)
     from pyarrow.compute import CastOptions, MatchSubstringOptions, SetLookupOptions, call_function
 
-__all__ = ["to_numpy", "from_numpy", "to_objects", "compute", "cast", "take", "index_in", "starts_with", "contains", "matches"]
+__all__ = ["to_numpy", "from_numpy", "to_objects", "compute", "cast", "take", "index_in", "starts_with", "contains",
+           "matches"]
 
 
 def compute(name: str, *args: Any, options: Any = None) -> Any:

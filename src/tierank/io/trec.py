@@ -980,7 +980,7 @@ _INFINITY = r"^[+-]?(?i:inf|infinity)$"
 
 def _lost_in_float64(layout: _Layout, text: str, v: float) -> str | None:
     """Why the number ``text`` is not ``v``, its float64, in kind (None when it is): a nonzero value
-    read as 0 (below 4.9e-324), or a finite one read as infinite (beyond 1.8e308). Either would tie
+    read as 0 (below about 2.5e-324), or a finite one read as infinite (beyond about 1.8e308). Either would tie
     values that differ (1e400 with 2e400): refused rather than read."""
     if v == 0 and re.match(_NONZERO_MANTISSA, text):
         return f"the {layout.value_name} {text!r} is too small for a 64-bit float, which would read it as 0"
