@@ -437,6 +437,8 @@ def dict_blocks(obj: Any, block_rows: int) -> Iterator[Block]:
     >>> run = {"q1": {"a": 3.0, "b": 2.0}, "q2": {}, "q3": {"c": 5.0}, "q4": {"a": 1.0}}
     >>> [(c.query.to_pylist(), first, last) for c, first, last in dict_blocks(run, block_rows=2)]
     [(['q1', 'q1'], 0, False), (['q3', 'q4'], 2, True)]
+    >>> [(c.query.to_pylist(), first, last) for c, first, last in dict_blocks(run, block_rows=1)]
+    [(['q1', 'q1'], 0, False), (['q3'], 2, False), (['q4'], 3, True)]
     """
     pairs = list(obj.items())
     check_dict_rows(pairs, "run")
@@ -445,16 +447,16 @@ def dict_blocks(obj: Any, block_rows: int) -> Iterator[Block]:
     kept = np.flatnonzero(counts)
     if len(kept) < len(pairs):
         pairs, counts = [pairs[i] for i in kept.tolist()], counts[kept]
-    ends = np.cumsum(counts)
-    total = int(ends[-1]) if len(ends) else 0
-    # a block ends after the query whose rows reach the next multiple of block_rows
-    cuts = np.searchsorted(ends, np.arange(1, -(-total // max(1, block_rows))) * max(1, block_rows)) + 1
-    cuts = np.unique(np.concatenate(([0], cuts[cuts < len(pairs)], [len(pairs)]))).tolist()
-    if len(cuts) < 2:   # no row
+    if not len(pairs):   # no row
         yield pairs_columns(pairs, "run", unique), 0, True
         return
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        yield pairs_columns(pairs[a:b], "run", unique), int(ends[a - 1]) if a else 0, b == len(pairs)
+    ends = np.cumsum(counts)
+    a = 0
+    while a < len(pairs):   # a block: from query a to the first whose rows make it block_rows long
+        row0 = int(ends[a - 1]) if a else 0
+        b = min(len(pairs), int(np.searchsorted(ends, row0 + max(1, block_rows))) + 1)
+        yield pairs_columns(pairs[a:b], "run", unique), row0, b == len(pairs)
+        a = b
 
 
 # ---------------------------------------------------------------------------- reading a run file
