@@ -277,7 +277,8 @@ def _evaluate_source(qrels: Any, source: RunSource, opts: Options, grouped_only:
             cols = normalized(cols, "score")
             if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
                 check_same_id_kinds(cols, q)
-                check_no_repeated_pairs(q, "qrels", driver.queries)
+                if not q.unique_pairs:   # (a dict's keys are distinct: no pair repeats)
+                    check_no_repeated_pairs(q, "qrels", driver.queries)
                 q_checked = True
             driver.add(cols, row0, check_grouped=not (last and row0 == 0))
     except _NotGrouped as err:

@@ -255,7 +255,7 @@ def pairs_columns(pairs: list, kind: str, unique_keys: bool) -> Columns:
     elif isinstance(labels, np.ndarray):
         query = np.repeat(labels, counts)
     else:
-        query = labels.take(np.repeat(np.arange(len(qids), dtype=np.int32), counts))
+        query = _repeated(labels, counts)
     docs = list(chain.from_iterable(map(methodcaller("keys"), rows)))
     doc = _typed_ids(docs)
     if doc is None:
@@ -276,6 +276,20 @@ def pairs_columns(pairs: list, kind: str, unique_keys: bool) -> Columns:
 def plain_dict(cls: type) -> bool:
     """Whether ``cls`` is dict or a subclass iterating its own keys (OrderedDict, defaultdict, ...)."""
     return issubclass(cls, dict) and any(cls.__iter__ is d.__iter__ and cls.keys is d.keys for d in (dict, OrderedDict))
+
+
+def _repeated(labels: Any, counts: np.ndarray) -> Any:
+    """The pyarrow strings ``labels``, each ``counts`` times in a row, built from their bytes (a copy of
+    each id's bytes per query, not a take of every row)."""
+    import pyarrow as pa
+
+    texts = [text.encode("utf-8") for text in labels.to_pylist()]
+    data = b"".join([text * c for text, c in zip(texts, counts.tolist())])
+    offsets = np.zeros(int(counts.sum()) + 1, dtype=np.int64)
+    np.cumsum(np.repeat(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), counts), out=offsets[1:])
+    wide = len(data) >= 2 ** 31
+    return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), len(offsets) - 1,
+                                 [None, pa.py_buffer(offsets if wide else offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
 def _typed_ids(ids: list) -> Any:
