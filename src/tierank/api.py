@@ -80,10 +80,12 @@ default="expected"
         A run given as a path (TREC text, gzip or Parquet) is read and evaluated in blocks of whole
         queries, in bounded memory (None or True; see ``tierank.engine.streamed``); a run not grouped by
         query takes a second pass through temporary files. ``"grouped"``: an InputError saying how to sort
-        the file instead of the second pass. False: the whole file in memory. The results are the same
-        bit for bit.
+        the file instead of the second pass. False: the whole file in memory. A run given as a dict is
+        evaluated in blocks of whole queries too (its Python objects read one block at a time, in bounded
+        memory), and at once with False. The results are the same bit for bit.
     block_rows : int, optional
         Lines (Parquet: rows) per block when streaming; default 2**18 (about 100 MB of working memory).
+        For a dict run, rows per block; default 2**17 (about 20-30 MB of working memory).
     progress : bool, optional
         A progress bar on stderr while a file is streamed; default: when stderr is a terminal.
     workers : int, optional
