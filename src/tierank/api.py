@@ -139,7 +139,7 @@ default="expected"
     if isinstance(run, Mapping) and stream is not False:   # a dict: in blocks of whole queries too
         rows = DICT_BLOCK_ROWS if block_rows is None else check_positive(block_rows, "block_rows")
         try:
-            return evaluate_source(qrels, dict_source(run, rows), opts, ahead=0)
+            return evaluate_source(qrels, dict_source(run, rows), opts)
         except InputError:   # the whole dict's evaluation raises its error: the first in its order of checks
             pass
     return to_results(evaluate_lists(prepare_lists(qrels, run, opts), opts), opts)

@@ -239,11 +239,12 @@ def evaluate_file(qrels: Any, run: Any, opts: Options, *, block_rows: int | None
                                 evaluate_block, workers, progress)
 
 
-def evaluate_source(qrels: Any, source: RunSource, opts: Options, *, ahead: int = 1) -> Results:
+def evaluate_source(qrels: Any, source: RunSource, opts: Options, *, ahead: int = 0) -> Results:
     """:func:`evaluate_file`'s driver on a run read in blocks of whole queries by ``source`` (a dict's:
-    :func:`tierank.io.blocks.dict_source`), in this process, reading at most ``ahead`` blocks ahead
-    (on a thread) of the block evaluated. The results equal those of the in-memory evaluation bit for
-    bit.
+    :func:`tierank.io.blocks.dict_source`), in this process. ``ahead``: blocks read ahead of the one
+    evaluated, on a thread (:class:`tierank.io.blocks.read_ahead`); 0: each block read when its turn
+    comes (a dict's blocks: a thread reading Python objects makes the evaluation wait for the GIL, which
+    costs more than it overlaps). The results equal those of the in-memory evaluation bit for bit.
 
     Examples
     --------
