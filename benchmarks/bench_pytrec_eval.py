@@ -14,15 +14,17 @@ Each case runs in a fresh subprocess: RelevanceEvaluator(qrels, measures) + eval
 reported. **peak MB**: the peak resident set during those calls minus the resident set once the dicts exist (VmHWM reset through
 /proc/self/clear_refs, as benchmarks/measure.py does), so it covers C++ allocations (pytrec_eval's) too.
 
-``--profile`` times the stages of one ``tierank.pytrec_eval`` call by running them one by one (internal
-functions of tierank, called here as the engine calls them): the dicts to columns, the columns checked and
-joined with the qrels into ranked lists, the measures on the lists, the results frame, and the adapter's
-own work (selecting the queries, the output dicts, the open-tie check); plus floors: flattening the dicts
-into object arrays; reading both dicts into arrays in the fewest Python-level passes, nothing checked
+``--profile`` times the stages of one ``tierank.pytrec_eval`` call by running them one by one (functions of
+tierank, called here as the engine calls them). The run dict is evaluated in blocks of whole queries
+(``tierank.io.blocks.dict_source``, about ``tierank.api.DICT_BLOCK_ROWS`` rows each, through the streamed
+driver): reading the run's blocks (the Python objects into typed columns), reading the qrels, the whole
+``tierank.evaluate`` call, and the drop-in's own work (the output dicts, the open-tie check); beside it the
+whole dict at once (``stream=False``: reading, join and ranking, the measures). Floors: flattening the
+dicts into object arrays; reading both dicts into arrays in the fewest Python-level passes, nothing checked
 (``read``); and that reading plus ordering every query's documents as trec_eval does (score descending,
 then document id descending: one ``np.lexsort`` over the query, the score and the id's bytes), the floor
 of ``ties="trec_eval"``. **CPU s** is the process's CPU time (every thread): steadier than the wall time
-on a loaded machine.
+on a loaded machine. ``--block-rows N`` evaluates the tierank cases with blocks of N rows.
 """
 
 from __future__ import annotations
@@ -59,7 +61,11 @@ def dicts(n_queries: int) -> tuple[dict, dict]:
     return qrels, run
 
 
-def _call(case: str):
+def _call(case: str, block_rows: int | None = None):
+    if block_rows is not None:
+        import tierank.api
+
+        tierank.api.DICT_BLOCK_ROWS = block_rows
     if case == "pytrec_eval":
         import pytrec_eval
 
@@ -70,12 +76,12 @@ def _call(case: str):
     return lambda qrels, run: drop_in.RelevanceEvaluator(qrels, set(MEASURES), ties=ties).evaluate(run)
 
 
-def measure_case(case: str, n_queries: int, repeat: int) -> dict:
+def measure_case(case: str, n_queries: int, repeat: int, block_rows: int | None = None) -> dict:
     """One case in this process: {"times": [...], "median": s, "peak_mb": MB, "means": {...}}."""
     from measure import peak_mb, reset_peak, rss_mb
 
     qrels, run = dicts(n_queries)
-    call = _call(case)
+    call = _call(case, block_rows)
     few = list(qrels)[:10]
     call({q: qrels[q] for q in few}, {q: run[q] for q in few})   # warm-up on 10 queries: imports, first calls
     gc.collect()
@@ -97,7 +103,7 @@ def measure_case(case: str, n_queries: int, repeat: int) -> dict:
             "cpu": statistics.median(cpu), "peak_mb": peak, "means": means}
 
 
-def profile(n_queries: int, ties: str, repeat: int) -> dict:
+def profile(n_queries: int, ties: str, repeat: int, block_rows: int | None = None) -> dict:
     """The stages of one tierank.pytrec_eval call, each timed on its own (median of ``repeat``)."""
     import itertools
 
@@ -110,9 +116,14 @@ def profile(n_queries: int, ties: str, repeat: int) -> dict:
     from tierank.api import evaluate
     from tierank.engine.core import evaluate_lists, prepare_lists, to_results
     from tierank.engine.options import Options
+    import tierank.api
+    from tierank.io.blocks import dict_blocks
     from tierank.io.frames import to_columns
     from tierank.measures import expand
 
+    if block_rows is not None:
+        tierank.api.DICT_BLOCK_ROWS = block_rows
+    rows = tierank.api.DICT_BLOCK_ROWS
     qrels, run = dicts(n_queries)
     measures = expand(MEASURES)
     opts = Options.checked(measures, ties=ties, missing="zero", trec_eval_version=9)
@@ -166,6 +177,10 @@ def profile(n_queries: int, ties: str, repeat: int) -> dict:
         within = order_within_groups_by_words(sizes, [w[order] for w in string_sort_key(docs)], descending=True)
         return order if within is None else order[within]
 
+    def blocks():
+        for _ in dict_blocks(run, rows):   # each block read, then let go
+            pass
+
     lists = prepare_lists(qrels, run, opts)
     values = evaluate_lists(lists, opts)
     ev = drop_in.RelevanceEvaluator(qrels, set(MEASURES), ties=ties)
@@ -175,14 +190,16 @@ def profile(n_queries: int, ties: str, repeat: int) -> dict:
             lambda: (read(qrels, np.int64), read(run, np.float64))),
         "floor: read both dicts, then order every query (score desc, doc id desc; trec_eval's order)":
             median(read_and_order),
-        "to_columns(run) + to_columns(qrels) (the engine's dict reader)":
-            median(lambda: (to_columns(run, "run"), to_columns(qrels, "qrels"))),
-        "prepare_lists (the above + ids and values checked, joined, ranked)": median(
-            lambda: prepare_lists(qrels, run, opts)),
-        "evaluate_lists (the five measures on the ranked lists)": median(lambda: evaluate_lists(lists, opts)),
-        "to_results (the per-query frame)": median(lambda: to_results(values, opts)),
-        "tierank.evaluate(qrels, run) in all": median(
+        f"read the run's blocks of {rows:,} rows (dict_blocks: the dict reader per block)": median(blocks),
+        "read the qrels (to_columns)": median(lambda: to_columns(qrels, "qrels")),
+        "tierank.evaluate(qrels, run): the run in blocks (the drop-in's path)": median(
             lambda: evaluate(qrels, run, measures, ties=ties, missing="zero", trec_eval_version=9)),
+        "  whole dict at once (stream=False), in all": median(
+            lambda: evaluate(qrels, run, measures, ties=ties, missing="zero", trec_eval_version=9, stream=False)),
+        "  whole dict: prepare_lists (reading, checks, join, ranking)": median(lambda: prepare_lists(qrels, run, opts)),
+        "  whole dict: evaluate_lists (the five measures on the ranked lists)": median(
+            lambda: evaluate_lists(lists, opts)),
+        "  whole dict: to_results (the per-query frame)": median(lambda: to_results(values, opts)),
         "tierank.pytrec_eval RelevanceEvaluator + evaluate in all": median(
             lambda: drop_in.RelevanceEvaluator(qrels, set(MEASURES), ties=ties).evaluate(run)),
         "  of which the open-tie check": median(lambda: ev._open_ties(run)),
@@ -203,24 +220,27 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="also time the stages of one tierank call")
     parser.add_argument("--json", type=Path, help="write the numbers there too")
+    parser.add_argument("--block-rows", type=int, help="rows per block of the run dict in the tierank cases "
+                                                       "(default: tierank.api.DICT_BLOCK_ROWS)")
     parser.add_argument("--case", help=argparse.SUPPRESS)        # one measurement, in a subprocess
     parser.add_argument("--stages", help=argparse.SUPPRESS)      # one profile, in a subprocess
     args = parser.parse_args()
     sizes = [int(x) for x in args.queries.split(",")]
     if args.case:
-        print(json.dumps(measure_case(args.case, sizes[0], args.repeat)))
+        print(json.dumps(measure_case(args.case, sizes[0], args.repeat, args.block_rows)))
         return
     if args.stages:
-        print(json.dumps(profile(sizes[0], args.stages, args.repeat)))
+        print(json.dumps(profile(sizes[0], args.stages, args.repeat, args.block_rows)))
         return
     results, profiles = [], []
+    rows_arg = ["--block-rows", str(args.block_rows)] if args.block_rows else []
     print("| queries x docs | case | median s | runs s | CPU s | peak MB | x pytrec_eval | x (CPU) |")
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
         base = base_cpu = None
         rows = []
         for case in CASES:
-            r = _subprocess(["--case", case, "--queries", str(n), "--repeat", str(args.repeat)])
+            r = _subprocess(["--case", case, "--queries", str(n), "--repeat", str(args.repeat), *rows_arg])
             rows.append(r)
             if case == "pytrec_eval":
                 base, base_cpu = r["median"], r["cpu"]
@@ -237,7 +257,8 @@ def main() -> None:
         results.extend(rows)
         if args.profile:
             for ties in ("expected", "trec_eval"):
-                profiles.append(_subprocess(["--stages", ties, "--queries", str(n), "--repeat", str(args.repeat)]))
+                profiles.append(_subprocess(["--stages", ties, "--queries", str(n), "--repeat", str(args.repeat),
+                                             *rows_arg]))
     for p in profiles:
         print(f"\nstages of one tierank call, {p['queries']:,} x 1,000, ties={p['ties']!r} (median s: wall, CPU):")
         for stage, (t, c) in p["stages"].items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -12,10 +13,11 @@ from .embeddings.quantize import FLOAT_PRECISIONS, INT_PRECISIONS, Encoded, as_f
 from .engine.blocked import DEFAULT_MEMORY, evaluate_codes_blocked, evaluate_embeddings_blocked, evaluate_matrix_blocked
 from .engine.core import evaluate_lists, prepare_lists, to_results
 from .engine.options import Options, check_positive
-from .engine.streamed import evaluate_file
+from .engine.streamed import DICT_BLOCK_ROWS, evaluate_file, evaluate_source
 from .errors import InputError
 from .hashing.codes import check_pair
 from .hashing.labels import make_grader
+from .io.blocks import dict_source
 from .io.source import is_parquet, is_run_file
 from .results import CodeResults, Results
 
@@ -78,10 +80,12 @@ default="expected"
         A run given as a path (TREC text, gzip or Parquet) is read and evaluated in blocks of whole
         queries, in bounded memory (None or True; see ``tierank.engine.streamed``); a run not grouped by
         query takes a second pass through temporary files. ``"grouped"``: an InputError saying how to sort
-        the file instead of the second pass. False: the whole file in memory. The results are the same
-        bit for bit.
+        the file instead of the second pass. False: the whole file in memory. A run given as a dict is
+        evaluated in blocks of whole queries too (its Python objects read one block at a time, in bounded
+        memory), and at once with False. The results are the same bit for bit.
     block_rows : int, optional
         Lines (Parquet: rows) per block when streaming; default 2**18 (about 100 MB of working memory).
+        For a dict run, rows per block; default 2**17 (about 20-30 MB of working memory).
     progress : bool, optional
         A progress bar on stderr while a file is streamed; default: when stderr is a terminal.
     workers : int, optional
@@ -132,6 +136,12 @@ default="expected"
             return evaluate_file(qrels, run, opts, block_rows=block_rows if stream is not False else 2 ** 62,
                                  progress=progress if stream is not False else False,
                                  grouped_only=stream == "grouped", workers=workers if stream is not False else 1)
+    if isinstance(run, Mapping) and stream is not False:   # a dict: in blocks of whole queries too
+        rows = DICT_BLOCK_ROWS if block_rows is None else check_positive(block_rows, "block_rows")
+        try:
+            return evaluate_source(qrels, dict_source(run, rows), opts)
+        except InputError:   # the whole dict's evaluation raises its error: the first in its order of checks
+            pass
     return to_results(evaluate_lists(prepare_lists(qrels, run, opts), opts), opts)
 
 

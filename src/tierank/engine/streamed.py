@@ -62,12 +62,15 @@ from . import partitioned as E
 from .core import QueryValues, evaluate_lists, prepare_lists
 from .options import Options
 
-__all__ = ["evaluate_file", "Driver", "DEFAULT_BLOCK_ROWS"]
+__all__ = ["evaluate_file", "evaluate_source", "Driver", "DEFAULT_BLOCK_ROWS", "DICT_BLOCK_ROWS"]
 
 #: Run lines (or Parquet rows) per block by default: about 100 MB of working memory per block (larger
 #: blocks are hardly faster: benchmarks/bench_streaming.py).
 DEFAULT_BLOCK_ROWS = 1 << 18
 _EARLY_BLOCKS = 8              # blocks read ahead while the qrels are read
+#: Rows per block of a run given as a dict (:func:`evaluate_source`): the Python objects of a block are
+#: read while the previous block is evaluated, and the working memory stays small (benchmarks/bench_pytrec_eval.py)
+DICT_BLOCK_ROWS = 1 << 17
 
 
 class _NotGrouped(Exception):
@@ -93,6 +96,7 @@ class Driver:
         self.queries = query_codes(qrels.query, qrels.query[:0])   # also for the qrels' repeat check
         codes, uniques = self.queries.run, self.queries.labels
         self.qlabels = uniques
+        self.qindex = {label: i for i, label in enumerate(uniques.tolist())}   # each judged query's code
         grouped = self.queries.run_counts is not None
         self.qorder = None if grouped else np.argsort(codes, kind="stable")   # rows by query code
         sizes = np.bincount(codes, minlength=len(uniques))
@@ -107,9 +111,11 @@ class Driver:
         """Evaluate the whole queries of ``run`` (normalised), row i standing at position ``pos[i]`` (an
         int ``pos``: at ``pos + i``)."""
         run, _ = check_same_id_kinds(run, self.qrels)
-        codes, uniques = first_seen_codes(run.query)
+        groups = run.query_groups   # (ids, rows per query) from a dict's reader, when of these very ids
+        codes, uniques = first_seen_codes(run.query, groups[1] if groups is not None and groups[0] is run.query
+                                          else None)
+        labels = uniques.tolist()
         if check_grouped:
-            labels = uniques.tolist()
             if not self.seen.isdisjoint(labels):
                 back = np.flatnonzero(np.isin(codes, np.flatnonzero([u in self.seen for u in labels])))
                 i = int(back[0])
@@ -117,7 +123,7 @@ class Driver:
             self.seen.update(labels)
         if self.empty_run is None:
             self.empty_run = take_rows(run, slice(0, 0))
-        idx = positions(self.qlabels, uniques)
+        idx = np.fromiter(map(self.qindex.get, labels, [-1] * len(labels)), dtype=np.int64, count=len(labels))
         in_qrels = idx >= 0
         row_kept = None if in_qrels.all() else in_qrels[codes]   # None: every row (most blocks)
         if row_kept is not None:   # rows of queries without judgments: checked, then left out
@@ -233,11 +239,31 @@ def evaluate_file(qrels: Any, run: Any, opts: Options, *, block_rows: int | None
                                 evaluate_block, workers, progress)
 
 
+def evaluate_source(qrels: Any, source: RunSource, opts: Options, *, ahead: int = 0) -> Results:
+    """:func:`evaluate_file`'s driver on a run read in blocks of whole queries by ``source`` (a dict's:
+    :func:`tierank.io.blocks.dict_source`), in this process. ``ahead``: blocks read ahead of the one
+    evaluated, on a thread (:class:`tierank.io.blocks.read_ahead`); 0: each block read when its turn
+    comes (a dict's blocks: a thread reading Python objects makes the evaluation wait for the GIL, which
+    costs more than it overlaps). The results equal those of the in-memory evaluation bit for bit.
+
+    Examples
+    --------
+    >>> from tierank.engine.options import Options
+    >>> from tierank.engine.streamed import evaluate_source
+    >>> from tierank.io.blocks import dict_source
+    >>> run = {"q1": {"a": 3.0, "b": 3.0}, "q2": {"c": 5.0, "d": 1.0}}
+    >>> evaluate_source({"q1": {"a": 1}, "q2": {"d": 1}}, dict_source(run, 2), Options.checked(["RR"])).mean
+    {'RR': 0.625}
+    """
+    return _evaluate_source(qrels, source, opts, False, None, 1, early=ahead)
+
+
 def _evaluate_source(qrels: Any, source: RunSource, opts: Options, grouped_only: bool,
-                     evaluate_block: Any, workers: int | None = 1, progress: bool | None = None) -> Results:
+                     evaluate_block: Any, workers: int | None = 1, progress: bool | None = None,
+                     early: int = _EARLY_BLOCKS) -> Results:
     rows, parts = source.parts(workers) if source.parts is not None and workers != 1 else (0, [])
-    # a run evaluated here is read while the qrels are: up to _EARLY_BLOCKS blocks, then one at a time
-    reader = read_ahead(source.blocks(), _EARLY_BLOCKS) if len(parts) < 2 else None
+    # a run evaluated here is read while the qrels are: up to ``early`` blocks, then one at a time
+    reader = read_ahead(source.blocks(), early) if len(parts) < 2 else None
     try:
         # a path: TREC text or Parquet, read once
         q = normalized(to_columns(qrels, "qrels"), "grade", trec_eval=opts.ties == "trec_eval")
@@ -252,7 +278,8 @@ def _evaluate_source(qrels: Any, source: RunSource, opts: Options, grouped_only:
             cols = normalized(cols, "score")
             if not q_checked:   # as the join: ids of one kind, then the qrels' repeats, before the run's
                 check_same_id_kinds(cols, q)
-                check_no_repeated_pairs(q, "qrels", driver.queries)
+                if not q.unique_pairs:   # (a dict's keys are distinct: no pair repeats)
+                    check_no_repeated_pairs(q, "qrels", driver.queries)
                 q_checked = True
             driver.add(cols, row0, check_grouped=not (last and row0 == 0))
     except _NotGrouped as err:

@@ -1,5 +1,5 @@
-"""Run files read in blocks of whole queries: a TREC (or MS MARCO) text run (:func:`trec_blocks`) or a
-Parquet run (:func:`parquet_blocks`), and what the streamed evaluation (:mod:`tierank.engine.streamed`) needs
+"""Runs read in blocks of whole queries: a TREC (or MS MARCO) text run (:func:`trec_blocks`), a
+Parquet run (:func:`parquet_blocks`) or a dict ``{qid: {docid: score}}`` (:func:`dict_blocks`), and what the streamed evaluation (:mod:`tierank.engine.streamed`) needs
 to read one: a description of the run file (:class:`RunSource`: its blocks, the second pass's buckets,
 how to sort it, its parts for worker processes), blocks read ahead on a thread (:class:`read_ahead`),
 and the second pass of a run not grouped by query (:func:`bucketed`). How blocks are cut: see
@@ -13,6 +13,7 @@ import os
 import queue
 import threading
 from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from typing import Any, Callable, Generator, Iterator
 
 import numpy as np
@@ -27,9 +28,11 @@ from ..errors import InputError
 from . import trec
 from .parquet import ParquetRun, parquet_files, row_columns
 from .source import Input, TextInput, TextReader, line_ends, open_input
+from .tables import check_dict_rows, pairs_columns, plain_dict
 from .workers import worker_count
 
-__all__ = ["trec_blocks", "parquet_blocks", "RunSource", "trec_source", "parquet_source", "read_ahead", "bucketed"]
+__all__ = ["trec_blocks", "parquet_blocks", "dict_blocks", "RunSource", "trec_source", "parquet_source", "dict_source",
+           "read_ahead", "bucketed"]
 
 _READ_BYTES = 1 << 22          # bytes read from a text file at a time
 _BATCH_ROWS = 1 << 16          # rows per batch read from a Parquet row group
@@ -415,6 +418,47 @@ class _Segment:
             previous = q[n - 1]
 
 
+# ------------------------------------------------------------------------------------ dict blocks
+
+
+def dict_blocks(obj: Any, block_rows: int) -> Iterator[Block]:
+    """The rows of a run given as a dict ``{qid: {docid: score}}`` (any Mapping of Mappings) in blocks of
+    whole queries: ``(columns, first_row, last)`` as :func:`trec_blocks` yields them.
+
+    Each block holds the next queries in the dict's order up to about ``block_rows`` rows (a query
+    longer than that: a block of its own), read by :func:`tierank.io.tables.pairs_columns` as
+    :func:`tierank.io.tables.dict_columns` reads a whole dict: rows, ids, values and the errors naming
+    a query are those of the whole dict's reading, restricted to the block. Queries without rows are
+    left out, as the whole reading leaves them out; a dict with no row at all is one empty block.
+
+    Examples
+    --------
+    >>> from tierank.io.blocks import dict_blocks
+    >>> run = {"q1": {"a": 3.0, "b": 2.0}, "q2": {}, "q3": {"c": 5.0}, "q4": {"a": 1.0}}
+    >>> [(c.query.to_pylist(), first, last) for c, first, last in dict_blocks(run, block_rows=2)]
+    [(['q1', 'q1'], 0, False), (['q3', 'q4'], 2, True)]
+    >>> [(c.query.to_pylist(), first, last) for c, first, last in dict_blocks(run, block_rows=1)]
+    [(['q1', 'q1'], 0, False), (['q3'], 2, False), (['q4'], 3, True)]
+    """
+    pairs = list(obj.items())
+    check_dict_rows(pairs, "run")
+    unique = plain_dict(type(obj))
+    counts = np.fromiter((len(row) for _, row in pairs), dtype=np.int64, count=len(pairs))
+    kept = np.flatnonzero(counts)
+    if len(kept) < len(pairs):
+        pairs, counts = [pairs[i] for i in kept.tolist()], counts[kept]
+    if not len(pairs):   # no row
+        yield pairs_columns(pairs, "run", unique), 0, True
+        return
+    ends = np.cumsum(counts)
+    a = 0
+    while a < len(pairs):   # a block: from query a to the first whose rows make it block_rows long
+        row0 = int(ends[a - 1]) if a else 0
+        b = min(len(pairs), int(np.searchsorted(ends, row0 + max(1, block_rows))) + 1)
+        yield pairs_columns(pairs[a:b], "run", unique), row0, b == len(pairs)
+        a = b
+
+
 # ---------------------------------------------------------------------------- reading a run file
 
 
@@ -423,20 +467,23 @@ class read_ahead:   # noqa: N801 - used as a function returning an iterator
     qrels, evaluating the current block: reading and pyarrow's parsing release the GIL), at most
     ``depth`` blocks ahead (memory grows by that many blocks; :meth:`keep` changes it). The reader's
     errors are raised where its block would have come, and the reader stops when the caller closes
-    the iterator or comes to its end."""
+    the iterator or comes to its end. ``depth=0``: no thread, each block is read when asked for (a
+    dict's blocks: reading Python objects holds the GIL, and a thread reading them would keep the
+    evaluation waiting for the GIL each time numpy releases it)."""
 
     _END = object()
 
     def __init__(self, blocks: Iterator[Any], depth: int = 1) -> None:
         self.blocks = blocks
-        self.ready: queue.Queue = queue.Queue(maxsize=depth)
+        self.ready: queue.Queue = queue.Queue(maxsize=max(depth, 1))
         self.stop = threading.Event()
         self.finished = False
-        self.reader = threading.Thread(target=self._read, name="tierank-read-ahead", daemon=True)
-        self.reader.start()
+        self.reader = threading.Thread(target=self._read, name="tierank-read-ahead", daemon=True) if depth else None
+        if self.reader is not None:
+            self.reader.start()
 
     def keep(self, depth: int) -> None:
-        """Read at most ``depth`` blocks ahead from now on."""
+        """Read at most ``depth`` blocks ahead from now on (a reader with a thread)."""
         with self.ready.mutex:
             self.ready.maxsize = depth
 
@@ -455,9 +502,12 @@ class read_ahead:   # noqa: N801 - used as a function returning an iterator
         except BaseException as err:   # noqa: BLE001 - handed to the caller's thread, raised there
             self.ready.put((None, err))
         finally:
-            close = getattr(self.blocks, "close", None)
-            if close is not None:
-                close()
+            self._close_blocks()
+
+    def _close_blocks(self) -> None:
+        close = getattr(self.blocks, "close", None)
+        if close is not None:
+            close()
 
     def __iter__(self) -> "read_ahead":
         return self
@@ -465,6 +515,12 @@ class read_ahead:   # noqa: N801 - used as a function returning an iterator
     def __next__(self) -> Any:
         if self.finished:
             raise StopIteration
+        if self.reader is None:   # read here
+            try:
+                return next(self.blocks)
+            except BaseException:
+                self.close()
+                raise
         item, err = self.ready.get()
         if err is not None or item is self._END:
             self.close()
@@ -477,6 +533,9 @@ class read_ahead:   # noqa: N801 - used as a function returning an iterator
         """Stop the reader; ``wait``: until it has stopped (``False`` when the process is being stopped,
         by SIGTERM or Ctrl-C: a reader waiting for a pipe's next bytes is left behind, a daemon thread)."""
         self.finished = True
+        if self.reader is None:
+            self._close_blocks()
+            return
         self.stop.set()
         while wait and self.reader.is_alive():   # let a reader blocked on the full queue see the stop
             try:
@@ -551,6 +610,17 @@ def parquet_source(path: Any, block_rows: int, progress: bool | None) -> RunSour
     return RunSource(lambda: parquet_blocks(path, block_rows, progress), n_buckets, os.fspath(path), hint, parts)
 
 
+def dict_source(obj: Any, block_rows: int) -> RunSource:
+    """A run given as a dict ``{qid: {docid: score}}``, read in blocks (:func:`dict_blocks`). A dict
+    lists each query once, so its blocks are grouped by query; a Mapping whose iteration gives a query
+    twice takes the second pass as a file does."""
+    def n_buckets() -> int:
+        rows = sum(len(row) for row in obj.values() if isinstance(row, Mapping))
+        return _bucket_count(rows, block_rows)
+    return RunSource(lambda: dict_blocks(obj, block_rows), n_buckets, "run",
+                     "give each query id once (a dict does)")
+
+
 def _bucket_count(size: int, per_bucket: int) -> int:
     """Temporary files of a second pass: ``size`` (rows, or bytes) in buckets of about ``per_bucket``, at
     most :data:`_MAX_BUCKETS`."""
@@ -560,9 +630,10 @@ def _bucket_count(size: int, per_bucket: int) -> int:
 # ------------------------------------------------------------------------------- the second pass
 
 
-def first_seen_codes(ids: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array)."""
-    queries = query_codes(ids, ids[:0])
+def first_seen_codes(ids: Any, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, uniques): ids numbered in order of first appearance (uniques as a numpy array).
+    ``counts``: the rows of each group of one id, when the reader knows them (a dict's)."""
+    queries = query_codes(ids, ids[:0], counts)
     return queries.run, queries.labels
 
 

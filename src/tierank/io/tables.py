@@ -34,7 +34,8 @@ from ..errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["find_columns", "negated_ranks", "table_columns", "dict_columns"]
+__all__ = ["find_columns", "negated_ranks", "table_columns", "dict_columns", "check_dict_rows", "pairs_columns",
+           "plain_dict"]
 
 _QUERY = ("query_id", "qid", "q_id", "query")
 _DOC = ("doc_id", "docid", "docno", "doc")
@@ -224,11 +225,24 @@ def dict_columns(obj: Mapping, kind: str) -> Columns:
     array([None], dtype=object)
     """
     pairs = list(obj.items())
-    rows: list = [row for _, row in pairs]
-    if not all(issubclass(t, Mapping) for t in set(map(type, rows))):   # each type checked once
+    check_dict_rows(pairs, kind)
+    return pairs_columns(pairs, kind, unique_keys=plain_dict(type(obj)))
+
+
+def check_dict_rows(pairs: list, kind: str) -> None:
+    """Raise the InputError of :func:`dict_columns` naming the first query (of the ``(query id, row)``
+    pairs of a dict, in its order) whose row is not a Mapping; each type is checked once."""
+    if not all(issubclass(t, Mapping) for t in set(type(row) for _, row in pairs)):
         qid, row = next((qid, row) for qid, row in pairs if not isinstance(row, Mapping))
         raise InputError(f"the {kind} must map each query id to a dict {{doc_id: value}}; "
                          f"query {qid!r} maps to {type(row).__name__}", query=qid)
+
+
+def pairs_columns(pairs: list, kind: str, unique_keys: bool) -> Columns:
+    """:func:`dict_columns` of the ``(query id, row)`` pairs of a dict (all of them, or a block of them:
+    :func:`tierank.io.blocks.dict_blocks`), every row a Mapping (:func:`check_dict_rows`).
+    ``unique_keys``: the dict's own iteration gives each query id once (:func:`plain_dict` of its type)."""
+    rows: list = [row for _, row in pairs]
     counts = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
     qids: list = [qid for qid, _ in pairs]
     if not counts.all():   # a query without rows has no row to read (and no id to check)
@@ -241,7 +255,7 @@ def dict_columns(obj: Mapping, kind: str) -> Columns:
     elif isinstance(labels, np.ndarray):
         query = np.repeat(labels, counts)
     else:
-        query = labels.take(np.repeat(np.arange(len(qids), dtype=np.int32), counts))
+        query = _repeated(labels, counts)
     docs = list(chain.from_iterable(map(methodcaller("keys"), rows)))
     doc = _typed_ids(docs)
     if doc is None:
@@ -254,14 +268,28 @@ def dict_columns(obj: Mapping, kind: str) -> Columns:
     if value is None:
         value = _ids(list(chain.from_iterable(map(methodcaller("values"), rows))))
     # a dict's keys are distinct, and distinct str or int keys stay distinct ids: no pair repeats
-    unique = _plain_dict(type(obj)) and all(map(_plain_dict, set(map(type, rows))))
+    unique = unique_keys and all(map(plain_dict, set(map(type, rows))))
     return Columns(query=query, doc=doc, value=value, source=kind, from_dict=True, unique_pairs=unique,
                    doc_hashes=hashes, query_groups=(query, counts))
 
 
-def _plain_dict(cls: type) -> bool:
+def plain_dict(cls: type) -> bool:
     """Whether ``cls`` is dict or a subclass iterating its own keys (OrderedDict, defaultdict, ...)."""
     return issubclass(cls, dict) and any(cls.__iter__ is d.__iter__ and cls.keys is d.keys for d in (dict, OrderedDict))
+
+
+def _repeated(labels: Any, counts: np.ndarray) -> Any:
+    """The pyarrow strings ``labels``, each ``counts`` times in a row, built from their bytes (a copy of
+    each id's bytes per query, not a take of every row)."""
+    import pyarrow as pa
+
+    texts = [text.encode("utf-8") for text in labels.to_pylist()]
+    data = b"".join([text * c for text, c in zip(texts, counts.tolist())])
+    offsets = np.zeros(int(counts.sum()) + 1, dtype=np.int64)
+    np.cumsum(np.repeat(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), counts), out=offsets[1:])
+    wide = len(data) >= 2 ** 31
+    return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), len(offsets) - 1,
+                                 [None, pa.py_buffer(offsets if wide else offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
 def _typed_ids(ids: list) -> Any:
