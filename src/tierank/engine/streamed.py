@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..data.columns import Columns, check_same_id_kinds, normalized
-from ..data.ids import positions, query_codes
+from ..data.ids import query_codes
 from ..data.join import check_no_repeated_pairs
 from ..data.ranked import concat_ranges
 from ..errors import InputError
@@ -68,8 +68,8 @@ __all__ = ["evaluate_file", "evaluate_source", "Driver", "DEFAULT_BLOCK_ROWS", "
 #: blocks are hardly faster: benchmarks/bench_streaming.py).
 DEFAULT_BLOCK_ROWS = 1 << 18
 _EARLY_BLOCKS = 8              # blocks read ahead while the qrels are read
-#: Rows per block of a run given as a dict (:func:`evaluate_source`): the Python objects of a block are
-#: read while the previous block is evaluated, and the working memory stays small (benchmarks/bench_pytrec_eval.py)
+#: Rows per block of a run given as a dict (:func:`evaluate_source`): the working memory stays small (about
+#: 20-30 MB) and the blocks are hardly slower than larger ones (benchmarks/bench_pytrec_eval.py)
 DICT_BLOCK_ROWS = 1 << 17
 
 

@@ -1,9 +1,9 @@
 """Runs read in blocks of whole queries: a TREC (or MS MARCO) text run (:func:`trec_blocks`), a
-Parquet run (:func:`parquet_blocks`) or a dict ``{qid: {docid: score}}`` (:func:`dict_blocks`), and what the streamed evaluation (:mod:`tierank.engine.streamed`) needs
-to read one: a description of the run file (:class:`RunSource`: its blocks, the second pass's buckets,
-how to sort it, its parts for worker processes), blocks read ahead on a thread (:class:`read_ahead`),
-and the second pass of a run not grouped by query (:func:`bucketed`). How blocks are cut: see
-:mod:`tierank.engine.streamed`.
+Parquet run (:func:`parquet_blocks`) or a dict ``{qid: {docid: score}}`` (:func:`dict_blocks`), and what
+the streamed evaluation (:mod:`tierank.engine.streamed`) needs to read one: a description of the run
+(:class:`RunSource`: its blocks, the second pass's buckets, how to sort it, its parts for worker
+processes), blocks read ahead on a thread (:class:`read_ahead`), and the second pass of a run not grouped
+by query (:func:`bucketed`). How blocks are cut: see :mod:`tierank.engine.streamed`.
 """
 
 from __future__ import annotations
