@@ -298,9 +298,10 @@ def run() -> None:
     or version text into a full device (``tierank --help > /dev/full``), exit status 2; into a closed
     pipe, exit status 1 quietly."""
     # what is loaded by now (modules, classes, functions) lives as long as the process: the collector
-    # need not scan it again, neither while the command runs nor when the interpreter exits (about a
-    # tenth of the start-up of `tierank QRELS RUN -m map`; docs/architecture.md, "Start-up")
+    # need not scan it again, neither while the command runs nor when the interpreter exits, and is on
+    # again (tierank.__main__ turns it off while the modules load; docs/architecture.md, "Start-up")
     gc.freeze()
+    gc.enable()
     try:
         main(prog_name="tierank")
     except BrokenPipeError:
