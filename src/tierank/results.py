@@ -103,7 +103,7 @@ class _Frame:
         obj.__dict__[self.slot] = value
 
 
-@dataclass(eq=False)
+@dataclass(repr=False, eq=False)   # its own (each generated method is compiled at import)
 class Results:
     """What :func:`tierank.evaluate` and :func:`tierank.evaluate_matrix` return.
 
