@@ -83,7 +83,7 @@ footer { margin-top: 3rem; font-size: .85rem; color: var(--muted); }
 """
 
 
-@dataclass
+@dataclass(repr=False, eq=False)   # neither is used (each generated method is compiled at import)
 class _Run:
     name: str
     source: Any

@@ -35,7 +35,7 @@ __all__ = ["tie_report", "TieReport", "render_reports"]
 _COLUMNS = ["expected", "min", "max", "trec_eval", "queries_changed", "queries", "docs_share"]
 
 
-@dataclass
+@dataclass(repr=False)   # its own (each generated method is compiled at import)
 class TieReport:
     """What :func:`tie_report` returns.
 

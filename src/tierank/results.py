@@ -59,7 +59,7 @@ def _same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
-@dataclass(eq=False)
+@dataclass(repr=False, eq=False)   # neither is used (each generated method is compiled at import)
 class QueryTable:
     """Per-query values as numpy arrays: what a ``per_query``-shaped DataFrame of :class:`Results` is
     built from when first read.
