@@ -172,7 +172,6 @@ def _escape_char(c: str, backslash: bool = True) -> str:
     if c == "\\":
         return "\\\\" if backslash else c
     import unicodedata   # only for text that is not printable as it is (escape_text)
-
     if unicodedata.category(c) not in _ESCAPED_CATEGORIES:
         return c
     code = ord(c)
