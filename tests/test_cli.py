@@ -178,9 +178,9 @@ def test_malformed_file_in_a_real_process(tmp_path):
 @pytest.mark.parametrize("fmt", ["table", "trec"])
 def test_the_command_loads_no_pandas(fmt):
     # start-up (docs/architecture.md): evaluating a run file and printing means loads none of these
-    # (csv and unicodedata: only to write CSV and to escape text), and the collector, off while the
-    # modules load (tierank/__main__.py), is on again
-    heavy = ("pandas", "pyarrow.compute", "numpy.ma", "scipy", "matplotlib", "tqdm", "csv", "unicodedata")
+    # (csv, unicodedata, shlex: only to write CSV, escape text, quote an option in a message), and the
+    # collector, off while the modules load (tierank/__main__.py), is on again
+    heavy = ("pandas", "pyarrow.compute", "numpy.ma", "scipy", "matplotlib", "tqdm", "csv", "unicodedata", "shlex")
     code = ("import atexit, gc, runpy, sys\n"
             f"atexit.register(lambda: print([m for m in {heavy!r} if m in sys.modules], gc.isenabled(),"
             " file=sys.stderr))\n"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -213,6 +212,7 @@ def _cli_spelling(name: str, value: Any) -> str | None:
         return flag if value else f"no {flag}"
     if name == "missing" and value == "zero":
         return "-c"
+    import shlex   # only for messages that name an option (loading it compiles a regex)
     return f"{flag} {shlex.quote(str(value))}"
 
 
