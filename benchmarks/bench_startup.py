@@ -89,7 +89,9 @@ def tierank_command(module: bool) -> tuple[list[str], str]:
     """The command that starts tierank, and how to say it."""
     script = Path(sys.executable).with_name("tierank")
     if not module and script.is_file():
-        return [str(script)], f"the console script {script}"
+        stale = "tierank.__main__" not in script.read_text(errors="replace")   # installed before the entry moved
+        return [str(script)], f"the console script {script}" + (
+            " (STALE: it calls tierank.cli:run; reinstall the package for tierank.__main__:run)" if stale else "")
     return [sys.executable, "-m", "tierank"], f"{sys.executable} -m tierank"
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -41,8 +40,6 @@ from .report import render_reports, tie_report
 from .ties.policy import TIE_MODES
 
 __all__ = ["main"]
-
-
 
 
 # ------------------------------------------------------------------------------------------ measures
@@ -215,6 +212,7 @@ def _cli_spelling(name: str, value: Any) -> str | None:
         return flag if value else f"no {flag}"
     if name == "missing" and value == "zero":
         return "-c"
+    import shlex   # only for messages that name an option (loading it compiles a regex)
     return f"{flag} {shlex.quote(str(value))}"
 
 
@@ -298,9 +296,10 @@ def run() -> None:
     or version text into a full device (``tierank --help > /dev/full``), exit status 2; into a closed
     pipe, exit status 1 quietly."""
     # what is loaded by now (modules, classes, functions) lives as long as the process: the collector
-    # need not scan it again, neither while the command runs nor when the interpreter exits (about a
-    # tenth of the start-up of `tierank QRELS RUN -m map`; docs/architecture.md, "Start-up")
+    # need not scan it again, neither while the command runs nor when the interpreter exits, and is on
+    # again (tierank.__main__ turns it off while the modules load; docs/architecture.md, "Start-up")
     gc.freeze()
+    gc.enable()
     try:
         main(prog_name="tierank")
     except BrokenPipeError:

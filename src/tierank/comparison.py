@@ -182,7 +182,7 @@ def _correct(p: np.ndarray, correction: str) -> np.ndarray:
     return p.copy()
 
 
-@dataclass
+@dataclass(repr=False)   # its own (each generated method is compiled at import)
 class Comparison:
     """What :func:`compare` returns.
 

@@ -32,7 +32,7 @@ __all__ = ["EmbeddingResults", "TieAudit", "build_audit", "NOISE"]
 NOISE = 2.0 ** -46
 
 
-@dataclass(eq=False)
+@dataclass(repr=False, eq=False)   # its own (each generated method is compiled at import)
 class TieAudit:
     """What the ties of an evaluation decide: the tie audit of :func:`tierank.evaluate_embeddings`.
 

@@ -7,12 +7,9 @@ the measure, and how trec_eval spells it). Every function returns text; nothing 
 
 from __future__ import annotations
 
-import csv
 import io
 import math
-import unicodedata
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -46,8 +43,7 @@ __all__ = [
 
 FORMATS = ("table", "trec", "json", "csv", "markdown", "latex")
 
-@dataclass(frozen=True)
-class ShownMeasure:
+class ShownMeasure(NamedTuple):   # tuples: no code compiled at import (docs/architecture.md, "Start-up")
     """A measure as the user asked for it.
 
     Attributes
@@ -87,14 +83,12 @@ def shown_measures(expanded: Mapping[str, Measure]) -> list[ShownMeasure]:
     return [ShownMeasure(label, m, trec_names.get(label)) for label, m in expanded.items()]
 
 
-@dataclass
-class RunResults:
+class RunResults(NamedTuple):
     """The results of one run, with its display name and trec_eval ``runid`` (the run's tag)."""
 
     name: str
     results: Results
     runid: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def column(self, m: ShownMeasure, which: str = "value") -> np.ndarray:
         """The values per query, in the order of :meth:`query_ids` (``which``: ``"value"``, or the bound
@@ -177,6 +171,7 @@ _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 def _escape_char(c: str, backslash: bool = True) -> str:
     if c == "\\":
         return "\\\\" if backslash else c
+    import unicodedata   # only for text that is not printable as it is (escape_text)
     if unicodedata.category(c) not in _ESCAPED_CATEGORIES:
         return c
     code = ord(c)
@@ -550,7 +545,6 @@ def json_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, p
         for which in _shown_values(bounds) if per_query else ():
             item["per_query" if which == "value" else f"per_query_{which}"] = {
                 str(q): {m.label: _nan_to_none(r.column(m, which)[i]) for m in measures} for i, q in enumerate(ids)}
-        item.update(r.extra)
         out["runs"].append(item)
     return json.dumps(out, indent=2) + "\n"
 
@@ -569,6 +563,8 @@ def csv_text(runs: Sequence[RunResults], measures: Sequence[ShownMeasure], *, pe
              bounds: bool = False) -> str:
     """Tidy CSV, one value per line: ``run,query,measure,value[,lower,upper]``; ``query`` is ``all`` for
     the aggregate over queries (as in trec_eval), values at full precision."""
+    import csv
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["run", "query", "measure", "value"] + (["lower", "upper"] if bounds else []))

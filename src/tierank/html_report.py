@@ -15,7 +15,6 @@ import datetime
 import io
 import os
 import platform
-import shlex
 import sys
 import warnings
 from contextlib import contextmanager
@@ -83,7 +82,7 @@ footer { margin-top: 3rem; font-size: .85rem; color: var(--muted); }
 """
 
 
-@dataclass
+@dataclass(repr=False, eq=False)   # neither is used (each generated method is compiled at import)
 class _Run:
     name: str
     source: Any
@@ -584,5 +583,6 @@ def _provenance_section(qrels: Any, runs: list[_Run], command: str | None, optio
 
 def command_line(argv: Sequence[str] | None = None) -> str:
     """The command as typed, quoted for a POSIX shell (``tierank`` and its arguments)."""
+    import shlex   # only here (loading it compiles a regex)
     args = list(sys.argv[1:] if argv is None else argv)
     return " ".join(["tierank"] + [shlex.quote(a) for a in args])

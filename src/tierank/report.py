@@ -9,7 +9,6 @@ retrieved documents sits in ties that can change the measure.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -35,7 +34,7 @@ __all__ = ["tie_report", "TieReport", "render_reports"]
 _COLUMNS = ["expected", "min", "max", "trec_eval", "queries_changed", "queries", "docs_share"]
 
 
-@dataclass
+@dataclass(repr=False)   # its own (each generated method is compiled at import)
 class TieReport:
     """What :func:`tie_report` returns.
 
@@ -127,6 +126,7 @@ class TieReport:
 def render_reports(reports: Sequence[TieReport], fmt: str = "table", digits: int = 4) -> str:
     """Render tie reports as ``table``, ``markdown``, ``latex``, ``json`` or ``csv``."""
     if fmt == "json":
+        import json   # only for this format
         return json.dumps([r.to_dict() for r in reports] if len(reports) != 1 else reports[0].to_dict(),
                           indent=2) + "\n"
     if fmt == "csv":

@@ -59,7 +59,7 @@ def _same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
-@dataclass(eq=False)
+@dataclass(repr=False, eq=False)   # neither is used (each generated method is compiled at import)
 class QueryTable:
     """Per-query values as numpy arrays: what a ``per_query``-shaped DataFrame of :class:`Results` is
     built from when first read.
@@ -103,7 +103,7 @@ class _Frame:
         obj.__dict__[self.slot] = value
 
 
-@dataclass(eq=False)
+@dataclass(repr=False, eq=False)   # its own (each generated method is compiled at import)
 class Results:
     """What :func:`tierank.evaluate` and :func:`tierank.evaluate_matrix` return.
 

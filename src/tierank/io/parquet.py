@@ -243,7 +243,7 @@ def read_qrels_parquet(path: str | os.PathLike) -> pd.DataFrame:
     return _read_frame(path, "qrels")[0]
 
 
-@dataclass
+@dataclass(repr=False, eq=False)   # Columns' (each generated method is compiled at import)
 class RowColumns(Columns):
     """Columns of Parquet rows: ``lines`` holds each row's number in the whole dataset; errors name the
     file and the row in that file."""
@@ -303,7 +303,7 @@ def row_columns(cols: pd.DataFrame | Columns, kind: str, first_row: int, files: 
                        files=tuple(files), starts=starts)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)   # neither is used (each generated method is compiled at import)
 class ParquetRun:
     """The files of a Parquet run, their column names, rows and row groups."""
 
