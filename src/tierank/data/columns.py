@@ -43,7 +43,7 @@ __all__ = ["Columns", "normalized", "check_same_id_kinds", "is_integer_ids", "ch
 _INT64_MAX = 2 ** 63 - 1
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Columns:
     """One table of (query, doc, value) rows, with where each row came from for error messages.
 

@@ -48,7 +48,7 @@ def _limb_totals(v: np.ndarray) -> np.ndarray:
     return totals
 
 
-@dataclass
+@dataclass(repr=False)
 class ExactSum:
     """The exact sum of float64 values so far: merge partial sums with ``+``, read with :meth:`value`.
 

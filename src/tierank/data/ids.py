@@ -42,7 +42,7 @@ class HashCollision(Exception):
     """Two different document ids got the same hashed code where it matters: encode them exactly."""
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class DocCodes:
     """Integer codes of the document ids of a run and its qrels (see the module docstring)."""
 
@@ -57,7 +57,7 @@ class DocCodes:
 # ------------------------------------------------------------------------------------------- queries
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class QueryCodes:
     """Integer codes of the query ids of both tables: the run's queries are 0 .. n_run - 1."""
 

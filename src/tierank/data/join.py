@@ -55,7 +55,7 @@ __all__ = ["Columns", "JoinedRun", "join_run_qrels", "sorted_label_order"]
 DENSE_KEYS_PER_ROW, DENSE_KEYS_MIN = 4, 1 << 20
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class JoinedRun:
     """Ranked lists of the evaluated queries with a run, plus the queries scored as empty."""
 
@@ -124,7 +124,7 @@ def _grouped_argsort(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.argsort(keys)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class _QuerySets:
     """Which queries are evaluated (in the run and in the qrels), numbered in run order."""
 
@@ -311,7 +311,7 @@ def _empty_queries(sets: _QuerySets, qrels_q: np.ndarray, grades: np.ndarray, mi
     return empty_ids, [grades[jo][ptr[i]:ptr[i + 1]] for i in empty_ids]   # one array per empty query
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class _TrecOrder:
     """The trec_eval order of the ranked items' document ids, computed only when that mode is used."""
 

@@ -20,7 +20,7 @@ __all__ = ["SortKeys", "Blocks"]
 _U32_PAD = 2 ** 32 - 1   # pads uint32 rows: no code
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class SortKeys:
     """Keys that sort like ``-scores`` within rows, the value that pads rows (sorts last), and the
     score of each key (``hi - key`` for integer ranks, ``-key`` for floats)."""
@@ -61,7 +61,7 @@ class SortKeys:
         return None, ranks, ScoresOfRanks(ranks, self.hi)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class ScoresOfRanks:
     """The scores of items from their integer ranks: ``hi - rank`` (exact: integer scores < 2**53)."""
 
@@ -72,7 +72,7 @@ class ScoresOfRanks:
         return np.subtract(self.hi, self.ranks[items], dtype=np.float64)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Blocks:
     """A run whose rows come grouped by query, laid out as a padded matrix: one row per block.
 

@@ -33,7 +33,7 @@ def concat_ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class RankedLists:
     """Ranked lists of many queries (see the module docstring).
 

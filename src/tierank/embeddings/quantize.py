@@ -45,7 +45,7 @@ FLOAT_FORMATS = {
 }
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Encoded:
     """Embeddings in one precision. ``kind``: ``"float"`` (``values`` float64, each exactly a value of the
     precision), ``"int"`` (``values`` int8 / uint8 as given or quantized) or ``"bits"`` (``words``: packed

@@ -48,7 +48,7 @@ Values = dict[Measure, np.ndarray]
 # ------------------------------------------------------------------------------------------ prepare
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class PreparedLists:
     """A run joined with its judgments, ``-M``/``-J`` applied: the ranked lists of the queries with
     documents, and the judged grades of the queries scored as empty runs."""
@@ -89,7 +89,7 @@ def prepare_lists(qrels: Any, run: Any, opts: Options, positions: np.ndarray | i
 # ------------------------------------------------------------------------------------------ evaluate
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class QueryValues:
     """The values of a batch of queries: their ids (any order) and one array per column of
     :meth:`Options.columns <tierank.engine.options.Options.columns>`, in the order of ``labels``."""

@@ -9,7 +9,7 @@ its check here, and a keyword of the entry points that take it (docs/architectur
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
@@ -95,7 +95,7 @@ def check_positive(value: Any, name: str) -> int:
     return int(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)   # never shown, compared nor hashed
 class Options:
     """The checked options of one evaluation: what every layer below the entry points reads.
 
@@ -110,7 +110,7 @@ class Options:
         The column names of a run and a qrels table on an engine (Spark, Dask).
     """
 
-    measures: dict = field(hash=False)
+    measures: dict
     ties: str = "expected"
     bounds: bool = False
     missing: str = "skip"

@@ -25,7 +25,6 @@ order (``ties="input"``), and ``ties="random"`` hashes each row's global row num
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from dataclasses import dataclass, field, replace
@@ -85,6 +84,8 @@ class EngineInputError(Exception):
 
     def __init__(self, message: str, side: str | None = None, pos: int | None = None, row: int | None = None,
                  query: Any = None) -> None:
+        import json
+
         self.payload = {"message": message, "side": side, "pos": pos, "row": row, "query": query}
         super().__init__(_MARK + json.dumps(self.payload) + "\n")
 
@@ -300,10 +301,12 @@ def payload_of(err: BaseException) -> dict | None:
     at = text.find(_MARK)
     if at < 0:
         return None
+    import json
+
     return json.JSONDecoder().raw_decode(text[at + len(_MARK):])[0]
 
 
-@dataclass
+@dataclass(eq=False)
 class EngineResults:
     """What :func:`tierank.spark.evaluate` and :func:`tierank.dask.evaluate` return.
 

@@ -546,7 +546,7 @@ class read_ahead:   # noqa: N801 - used as a function returning an iterator
             self.reader.join()
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class RunSource:
     """A run file: its blocks, how many buckets a second pass needs, what to say when it is not grouped."""
 

@@ -68,8 +68,8 @@ import io
 import math
 import os
 import re
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 import numpy as np
 
@@ -103,8 +103,7 @@ _TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n\r" + bytes(range(0x80, 0x100))
 _NUMBER_CHARS = b"0123456789.+-eEiInNfFtTyYaA"
 
 
-@dataclass(frozen=True)
-class _Layout:
+class _Layout(NamedTuple):
     """What one kind of file looks like."""
 
     kind: str                # "run" or "qrels"
@@ -412,8 +411,7 @@ def _engine() -> str:
     return "pyarrow"
 
 
-@dataclass
-class _Split:
+class _Split(NamedTuple):
     """The fields of every physical line (row i is line i + 1), as the engines report them."""
 
     n_rows: int
@@ -752,8 +750,7 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1,
     return split, rows, values
 
 
-@dataclass(frozen=True)
-class RanksBefore:
+class RanksBefore(NamedTuple):
     """What the MS MARCO lines before a piece of text leave to it: the query whose lines come just before
     (None: the piece starts with a query's first line), its last rank and its number of lines so far (a
     piece cut inside a query goes on with its ranks), and the queries whose lines are over (``seen``: a

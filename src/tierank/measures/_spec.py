@@ -110,7 +110,7 @@ def choice_param(name: str, choices: Sequence[str]) -> Callable[[Any], Any]:
     return _ChoiceCheck(name, choices)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, repr=False, eq=False)   # its own __repr__
 class MeasureFamily:
     """One measure, declared once.
 
@@ -261,7 +261,7 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)   # its own __repr__, __eq__ and __hash__
 class Measure:
     """A measure with every parameter bound. ``str(m)`` is its canonical spelling."""
 

@@ -8,9 +8,8 @@ of the query descending and does not depend on the order of the run.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -75,8 +74,7 @@ DISCOUNTS: dict[str, PositionFn] = {"log2": log2_discount, "ln": ln_discount, "l
                                     "jk": jk_discount}
 
 
-@dataclass(frozen=True)
-class _UserDiscount:
+class _UserDiscount(NamedTuple):
     """A user's discount function as a position function, checked at every call: finite and >= 0; on
     the ranks 1, 2, ... of the prefix sums (long doubles, :func:`tierank.ties.groups.position_prefix`)
     also non-increasing, since the bounds assume it. Equal (so cached as one) for the same function."""

@@ -201,7 +201,7 @@ def position_sum(f: PositionFn, start: np.ndarray, count: np.ndarray) -> np.ndar
     return out
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Cut:
     """Where a per-query cutoff ``K`` (1 <= K <= n) falls: the cut group and its slots."""
 

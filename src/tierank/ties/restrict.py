@@ -30,7 +30,7 @@ __all__ = ["RestrictedLists", "restrict"]
 _FIXED = ("input", "trec_eval", "random")
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class RestrictedLists:
     """Ranked lists after ``-M``/``-J``: queries left with no document move to the empty ones."""
 
