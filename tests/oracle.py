@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from itertools import chain, permutations, product
-from typing import Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 # --------------------------------------------------------------------------------------------- parsing
 
@@ -497,6 +497,16 @@ def tie_groups(keys: Sequence[float]) -> list[list[int]]:
         raise ValueError("oracle: NaN key")
     distinct = sorted(set(ks), reverse=True)  # set() merges 0.0 / -0.0 (they are == and hash alike)
     return [[i for i, x in enumerate(ks) if x == d] for d in distinct]
+
+
+def doc_orderings(scores: Mapping, key: Callable[[Any], float] = float) -> Iterator[list]:
+    """Every order (best first) of the documents of ``{doc: score}`` that the scores allow: each tie
+    permuted in every way, ties in the dict's order first. ``key``: how a score is read (a C float for
+    pytrec_eval)."""
+    docs = list(scores)
+    groups = tie_groups([key(scores[d]) for d in docs])
+    for combo in product(*(permutations([docs[i] for i in g]) for g in groups)):
+        yield [d for tie in combo for d in tie]
 
 
 def count_orderings(grades: Sequence[float], keys: Sequence[float], dedupe: bool = True) -> int:

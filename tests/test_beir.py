@@ -9,7 +9,6 @@ below, each of which is checked against BEIR's own function on every ordering it
 from __future__ import annotations
 
 import importlib
-import itertools
 import math
 import sys
 
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 
 import tierank.beir as tb
 import tierank.pytrec_eval as tp
+from oracle import doc_orderings
 from tierank.errors import InputError
 
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True, database=None)
@@ -45,16 +45,6 @@ def reference(metric, ranked, own, annotated, k):
     return 1.0 if relevant & set(top) else 0.0
 
 
-def orderings(scores):
-    """Every order of the documents that the scores (doubles, as BEIR sorts them) allow."""
-    groups = {}
-    for d, s in scores.items():
-        groups.setdefault(s, []).append(d)
-    ties = [groups[s] for s in sorted(groups, reverse=True)]
-    for combo in itertools.product(*(itertools.permutations(t) for t in ties)):
-        yield [d for tie in combo for d in tie]
-
-
 def brute_force(metric, qrels, results, ks):
     """{k: [(mean, min, max) per query of results]} over every ordering, each ordering's value also
     checked against BEIR's function run on that ordering alone (strictly decreasing scores)."""
@@ -63,7 +53,7 @@ def brute_force(metric, qrels, results, ks):
     for qid, scores in results.items():
         own = qrels.get(qid, {})
         per_k = {k: [] for k in ks}
-        for order in orderings(scores):
+        for order in doc_orderings(scores):   # (doubles, as BEIR sorts them)
             for k in ks:
                 per_k[k].append(reference(metric, order, own, annotated, k))
             untied = {qid: {d: float(len(order) - i) for i, d in enumerate(order)}}

@@ -20,7 +20,6 @@ Behaviour of pytrec_eval checked here (and relied upon):
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 
@@ -30,6 +29,7 @@ import pytest
 import pytrec_eval
 
 import tierank
+from oracle import doc_orderings
 from trec_measure_names import tierank_name
 
 ATOL = 1e-9
@@ -326,22 +326,12 @@ def _small_tied_collection(seed=11, n_queries=8, max_perms=720):
     return qrels, run
 
 
-def _all_orderings(scores):
-    """Every order of the documents consistent with the scores (each tie permuted)."""
-    groups = {}
-    for d, s in scores.items():
-        groups.setdefault(s, []).append(d)
-    tie_lists = [groups[s] for s in sorted(groups, reverse=True)]
-    for combo in itertools.product(*(itertools.permutations(t) for t in tie_lists)):
-        yield [d for tie in combo for d in tie]
-
-
 @pytest.mark.parametrize("rel", [1, 2])
 def test_expected_is_mean_over_all_orderings_by_pytrec_eval(rel):
     qrels, run = _small_tied_collection()
     pseudo_qrels, pseudo_orders, owner = {}, {}, {}
     for q, scores in run.items():
-        for i, order in enumerate(_all_orderings(scores)):
+        for i, order in enumerate(doc_orderings(scores)):
             pq = f"{q}#{i}"
             pseudo_qrels[pq] = qrels[q]
             pseudo_orders[pq] = order

@@ -12,7 +12,6 @@ Two levels, both offline:
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 
@@ -29,6 +28,7 @@ from mteb.results import TaskResult
 import tierank
 import tierank.beir as tb
 import tierank.mteb as tm
+from oracle import doc_orderings
 from tierank.errors import InputError
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
@@ -99,22 +99,13 @@ def test_trec_eval_mode_is_mtebs_own_on_tied_data(data):
             assert _same(dict(getattr(rm, name)(qrels, results, KS)), dict(own(qrels, results, KS))), name
 
 
-def _orderings(scores):
-    groups = {}
-    for d, s in scores.items():
-        groups.setdefault(s, []).append(d)
-    ties = [groups[s] for s in sorted(groups, reverse=True)]
-    for combo in itertools.product(*(itertools.permutations(t) for t in ties)):
-        yield [d for tie in combo for d in tie]
-
-
 def _brute_force(results, qrels, ks=KS):
     """Per query, the mean over every ordering of MTEB's own per-query scores (pytrec_eval's and its
     MRR), MTEB run on each ordering alone with strictly decreasing scores."""
     per_query, mrr = {}, {f"MRR@{k}": [] for k in ks}
     for qid, scores in results.items():
         runs = []
-        for order in _orderings(scores):
+        for order in doc_orderings(scores):
             untied = {qid: {d: float(len(order) - i) for i, d in enumerate(order)}}
             runs.append(rm.calculate_retrieval_scores(untied, {qid: qrels[qid]}, ks))
         keys = runs[0].all_scores[qid]
@@ -122,7 +113,7 @@ def _brute_force(results, qrels, ks=KS):
         for k in ks:
             mrr[f"MRR@{k}"].append(math.fsum(MTEB_OWN["mrr"]({qid: qrels[qid]}, {qid: r_scores}, ks)[f"MRR@{k}"][0]
                                              for r_scores in ({d: float(len(o) - i) for i, d in enumerate(o)}
-                                                              for o in _orderings(scores))) / len(runs))
+                                                              for o in doc_orderings(scores))) / len(runs))
     return per_query, mrr
 
 

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import importlib
-import itertools
 import math
 import sys
 import textwrap
@@ -26,6 +25,7 @@ from hypothesis import strategies as st
 
 import tierank
 import tierank.pytrec_eval as ours
+from oracle import doc_orderings
 from tierank import InputError
 from tierank.measures import expand
 
@@ -105,14 +105,9 @@ def collections(draw, tied=True, max_docs=7, nonempty=False):
 measure_lists = st.lists(st.sampled_from(POOL), min_size=1, max_size=6, unique=True)
 
 
-def _orderings(scores):
-    """Every order of the documents the scores allow, as C floats (each tie permuted)."""
-    groups = {}
-    for d, s in scores.items():
-        groups.setdefault(float(np.float32(s)), []).append(d)
-    ties = [groups[s] for s in sorted(groups, reverse=True)]
-    for combo in itertools.product(*(itertools.permutations(t) for t in ties)):
-        yield [d for tie in combo for d in tie]
+def _c_float(score):
+    """A score as pytrec_eval reads it: a C float."""
+    return float(np.float32(score))
 
 
 def _over_orderings(qrels, run, measures, rel):
@@ -122,7 +117,7 @@ def _over_orderings(qrels, run, measures, rel):
     for q, scores in run.items():
         if q not in qrels or not qrels[q]:
             continue
-        for i, order in enumerate(_orderings(scores)):
+        for i, order in enumerate(doc_orderings(scores, key=_c_float)):
             p = f"{q}#{i}"
             owner[p] = q
             pseudo_qrels[p] = qrels[q]
@@ -577,7 +572,7 @@ def test_beir_evaluate_with_tierank_installed(monkeypatch):
     tied = {"q1": {"d1": 0.9, "d2": 0.9, "d3": 0.9, "d4": 0.1}, "q2": {"d1": 0.5, "d2": 0.5, "d5": 0.5}}
     per_order = [_beir_evaluate(monkeypatch, qrels, {"q1": {d: float(9 - i) for i, d in enumerate(o1)},
                                                      "q2": {d: float(9 - i) for i, d in enumerate(o2)}}, k_values)
-                 for o1 in _orderings(tied["q1"]) for o2 in _orderings(tied["q2"])]
+                 for o1 in doc_orderings(tied["q1"], key=_c_float) for o2 in doc_orderings(tied["q2"], key=_c_float)]
     got = _beir_evaluate(monkeypatch, qrels, tied, k_values, ties="expected")
     tie_broken = _beir_evaluate(monkeypatch, qrels, tied, k_values)
     for i, part in enumerate(got):
