@@ -13,13 +13,13 @@ BENCH_STAMP := $(BENCH_VENV)/.tierank-bench-installed
 
 # the demo needs only the core and the plot extra (well under a minute); `make test` adds every extra to the
 # same environment
-$(DEMO_STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml setup.py src/tierank/io/rowreader.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[plot]'
 	touch $(DEMO_STAMP)
 
-$(STAMP): $(DEMO_STAMP) pyproject.toml
+$(STAMP): $(DEMO_STAMP) pyproject.toml setup.py src/tierank/io/rowreader.c
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
@@ -37,7 +37,7 @@ test: $(STAMP) chromium
 demo: $(DEMO_STAMP)
 	PYTHON=$(abspath $(PY)) sh examples/demo.sh
 
-$(BENCH_STAMP): pyproject.toml
+$(BENCH_STAMP): pyproject.toml setup.py src/tierank/io/rowreader.c
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_PY) -m pip install --quiet --upgrade pip
 	$(BENCH_PY) -m pip install --quiet -e '.[bench]'

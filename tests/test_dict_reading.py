@@ -1,7 +1,9 @@
 """Dicts of dicts read straight into typed columns give what reading them as objects gives.
 
-The reader (:func:`tierank.io.tables.dict_columns`) takes pyarrow and counted-type shortcuts for str / int
-ids and Python float / int values. The reference here is the plain reading written in the test: every
+The reader (:func:`tierank.io.tables.dict_columns`) takes shortcuts for str / int ids and Python float / int
+values: the compiled reader of plain rows (``tierank.io.rowreader``, str keys with float or int64 values) and,
+where it does not apply or is not built, pyarrow and counted types in Python. Each property runs with the
+compiled reader and without it. The reference here is the plain reading written in the test: every
 query id, document id and value in a Python list, one object per row, as an object array, for
 :func:`tierank.data.columns.normalized` to check. Both must give the same normalised columns, or the same
 InputError (message and query), and the same Results, on random dicts with ties, mixed id types, empty
@@ -11,6 +13,7 @@ rows, NaN, None, bools, numpy scalars, Decimals and integers beyond float64's ex
 from __future__ import annotations
 
 import collections
+import contextlib
 import warnings
 from collections.abc import Mapping
 from decimal import Decimal
@@ -21,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tierank
+import tierank.io.tables as tables
 import tierank.pytrec_eval as drop_in
 from tierank.data.columns import Columns, is_integer_ids, normalized
 from tierank.io.tables import dict_columns
@@ -74,10 +78,16 @@ def same_columns(a: Columns, b: Columns) -> None:
 
 STR_IDS = st.sampled_from(["a", "b", "c", "d10", "d9", "é", "x" * 12])
 INT_IDS = st.sampled_from([0, 1, 7, -3, 2 ** 40])
-ODD_IDS = st.sampled_from([None, float("nan"), 2.0, 2.5, True, b"b", np.str_("a"), np.int64(1), 2 ** 70])
+class Text(str):
+    pass
+
+
+ODD_IDS = st.sampled_from([None, float("nan"), 2.0, 2.5, True, b"b", np.str_("a"), np.int64(1), 2 ** 70,
+                           Text("a"), "lone \ud800 surrogate", "δοκ", ""])
 TIED_FLOATS = st.sampled_from([0.5, 0.25, 1.0, -0.0, 0.0, float("inf")])
 ODD_VALUES = st.sampled_from([float("nan"), None, True, False, np.float32(0.5), np.float64(0.25), np.int32(3),
                               Decimal("0.5"), Decimal("0.1"), 2 ** 53 + 1, 2 ** 70, "0.5",
+                              2 ** 63 - 1, -2 ** 63, 2 ** 63, -2 ** 63 - 1,
                               np.longdouble(1) + np.longdouble(2) ** -60])
 
 
@@ -103,18 +113,37 @@ def dicts(draw, grades: bool = False):
     out = draw(st.dictionaries(qids, row, max_size=4))
     if draw(st.booleans()):
         out = collections.OrderedDict(out)
+    if rare and out and draw(st.booleans()):   # a row whose order is not its dict's storage order
+        qid = next(iter(out))
+        out[qid] = collections.OrderedDict(out[qid])
+        if out[qid]:
+            out[qid].move_to_end(next(iter(out[qid])))
     return out
+
+
+@contextlib.contextmanager
+def reading(reader: str):
+    """Dicts read by the compiled reader of plain rows (as built), or in Python only."""
+    compiled = tables.string_rows
+    if reader == "python":
+        tables.string_rows = None
+    try:
+        yield
+    finally:
+        tables.string_rows = compiled
 
 
 # ------------------------------------------------------------------------------------------- properties
 
 
+@pytest.mark.parametrize("reader", ["compiled", "python"])
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(obj=dicts(), grades=st.booleans())
-def test_reader_gives_the_columns_of_the_plain_reading(obj, grades):
+def test_reader_gives_the_columns_of_the_plain_reading(reader, obj, grades):
     what = "grade" if grades else "score"
     kind = "qrels" if grades else "run"
-    ok_new, new = outcome(lambda: normalized(dict_columns(obj, kind), what))
+    with reading(reader):
+        ok_new, new = outcome(lambda: normalized(dict_columns(obj, kind), what))
     ok_ref, ref = outcome(lambda: normalized(reference_columns(obj, kind), what))
     assert ok_new == ok_ref, (new, ref)
     if ok_new:
@@ -123,13 +152,14 @@ def test_reader_gives_the_columns_of_the_plain_reading(obj, grades):
         assert new == ref
 
 
+@pytest.mark.parametrize("reader", ["compiled", "python"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(run=dicts(), qrels=dicts(grades=True), ties=st.sampled_from(["expected", "trec_eval", "input"]))
-def test_evaluate_gives_the_results_of_the_plain_reading(run, qrels, ties):
-    def results(reader):
-        with warnings.catch_warnings():
+def test_evaluate_gives_the_results_of_the_plain_reading(reader, run, qrels, ties):
+    def results(read):
+        with warnings.catch_warnings(), reading(reader):
             warnings.simplefilter("ignore")
-            res = tierank.evaluate(reader(qrels, "qrels"), reader(run, "run"), MEASURES, ties=ties,
+            res = tierank.evaluate(read(qrels, "qrels"), read(run, "run"), MEASURES, ties=ties,
                                    missing="zero", bounds=True)
         return res.per_query, res.lower, res.upper
     ok_new, new = outcome(lambda: results(dict_columns))
@@ -157,6 +187,32 @@ def test_a_dict_run_evaluates_as_its_plain_reading_with_every_tie_mode():
 
 
 # ------------------------------------------------------------------------------------------- examples
+
+
+def test_the_compiled_reader_is_built():
+    # `pip install` builds it with the machine's C compiler (setup.py); where that failed, dicts are read
+    # in Python: the same columns, about twice as slowly
+    assert tables.string_rows is not None, "tierank.io.rowreader was not built: is a C compiler installed?"
+
+
+def test_the_compiled_reader_gives_the_buffers_of_the_keys_and_values():
+    rows = [{"d1": 0.5, "δοκ": -0.0, "": float("inf")}, {"d1": 2.0}]
+    offsets, data, values, kind = tables.string_rows(rows)
+    keys = ["d1", "δοκ", "", "d1"]
+    texts = [k.encode("utf-8") for k in keys]
+    assert data == b"".join(texts) and kind == "f"
+    assert np.frombuffer(offsets, dtype=np.int32).tolist() == np.cumsum([0] + [len(t) for t in texts]).tolist()
+    assert np.frombuffer(values, dtype=np.float64).tobytes() == np.array([0.5, -0.0, np.inf, 2.0]).tobytes()
+    assert tables.string_rows([{"a": 2 ** 63 - 1, "b": -2 ** 63}])[2:] == (
+        np.array([2 ** 63 - 1, -2 ** 63], dtype=np.int64).tobytes(), "i")
+
+
+@pytest.mark.parametrize("rows", [
+    [{"a": 0.5, "b": 1}], [{"a": 1, "b": 0.5}], [{"a": True}], [{"a": np.float64(0.5)}], [{"a": 2 ** 63}],
+    [{"a": -2 ** 63 - 1}], [{Text("a"): 0.5}], [{"\ud800": 0.5}], [{1: 0.5}], [collections.OrderedDict(a=0.5)],
+    [{"a": 0.5}, collections.defaultdict(float, b=0.5)], [{}], [], [{"a": None}], [{"a": "0.5"}]])
+def test_the_compiled_reader_leaves_other_rows_to_python(rows):
+    assert tables.string_rows(rows) is None
 
 
 def test_typed_columns_where_the_dict_holds_plain_types():
@@ -222,3 +278,18 @@ def test_the_drop_in_open_ties_counted_on_the_head_agree_with_a_full_count():
             if k <= len(s) and s[k - 1] == s[-1]:
                 expected.append(q)
         assert ev.open_ties[key] == expected, key
+
+
+@pytest.mark.parametrize("run, where", [
+    ({"q1": {"a\udc80b": 0.5}}, r"the document ids of the run: 'a\\udc80b' .* \(query 'q1'\)"),
+    ({"q\ud800": {"a": 0.5}}, r"the query ids of the run: 'q\\ud800' .* \(query 'q\\ud800'\)"),
+    (Columns(query=np.array(["q1", "q1"]), doc=np.array(["a", "b\udc80"]), value=np.array([1.0, 2.0]),
+             source="run"), r"the run's 'doc_id' column: 'b\\udc80' .* \(row 1\)"),
+    (Columns(query=np.array(["q1", "q1"], dtype=object), doc=np.array(["a", "b\udc80"], dtype=object),
+             value=np.array([1.0, 2.0]), source="run"), r"the run's 'doc_id' column: 'b\\udc80' .* \(row 1\)")])
+def test_an_id_with_a_lone_surrogate_is_refused_naming_it(run, where):
+    # such a str (bytes decoded with errors="surrogateescape") has no UTF-8 form: pyarrow's conversion
+    # raised a UnicodeEncodeError (a traceback) before
+    with pytest.raises(tierank.InputError, match=where + "$") as err:
+        tierank.evaluate({"q1": {"a": 1}}, run, ["map"])
+    assert "holds a lone surrogate, which is not text (it has no UTF-8 form)" in str(err.value)

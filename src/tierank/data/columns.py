@@ -162,7 +162,7 @@ def _ids_from_numpy(values: np.ndarray, cols: Columns, column: int) -> Any:
     if kind == "f":
         return _integer_ids_from_float(values.astype(np.float64, copy=False), cols, column)
     if kind == "U":
-        return pa.array(values, type=pa.large_string())
+        return _text_ids(values, cols, column)
     if kind == "O":
         return _ids_from_objects(values, cols, column)
     problem = {"b": "booleans", "S": "bytes (decode them to str first, e.g. df[col].str.decode('utf-8'))",
@@ -194,7 +194,7 @@ def _ids_from_objects(values: np.ndarray, cols: Columns, column: int) -> Any:
     if inferred == "empty":
         return np.zeros(0, dtype=np.int64)
     if inferred == "string":
-        return pa.array(values, type=pa.large_string())
+        return _text_ids(values, cols, column)
     if inferred == "integer":
         try:
             return np.asarray(values, dtype=np.int64)
@@ -210,6 +210,26 @@ def _ids_from_objects(values: np.ndarray, cols: Columns, column: int) -> Any:
                                          "of id, integers or strings, in a column")
     problem = {"bytes": "bytes (decode them to str first)", "boolean": "booleans"}.get(inferred, inferred)
     raise _id_error(cols, column, 0, f"{problem} cannot be ids (ids are integers or strings)")
+
+
+def _text_ids(values: np.ndarray, cols: Columns, column: int) -> Any:
+    """String ids as Arrow text, which is UTF-8: an id holding a lone surrogate (a str UTF-8 cannot
+    encode, e.g. from bytes decoded with errors="surrogateescape") is refused, naming it."""
+    try:
+        return pa.array(values, type=pa.large_string())
+    except UnicodeError:   # (from numpy's fixed-width text pyarrow raises a decoding error)
+        i = next(i for i, v in enumerate(values) if _lone_surrogate(v))   # error path
+        raise _id_error(cols, column, i, f"{str(values[i])!r} holds a lone surrogate, which is not text (it has no "
+                                         "UTF-8 form); decode the ids' bytes without errors='surrogateescape'"
+                        ) from None
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        str(text).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _ids_from_arrow(values: Any, cols: Columns, column: int) -> Any:

@@ -31,6 +31,11 @@ from ..data.columns import Columns
 from ..data.ids import SharedHashes
 from ..errors import InputError
 
+try:   # the compiled reader of plain rows (rowreader.c); a build without it reads them in Python below
+    from .rowreader import string_rows
+except ImportError:   # pragma: no cover - tests/test_dict_reading.py checks that the build has it
+    string_rows = None
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -256,6 +261,31 @@ def pairs_columns(pairs: list, kind: str, unique_keys: bool) -> Columns:
         query = np.repeat(labels, counts)
     else:
         query = _repeated(labels, counts)
+    plain = string_rows(rows) if string_rows is not None else None   # None: not every row is plain
+    if plain is not None:   # str keys, float (or int64) values: buffers in one pass
+        doc, value, hashes = _plain_rows(*plain, kind)
+    else:
+        doc, value, hashes = _python_rows(rows, n, kind)
+    # a dict's keys are distinct, and distinct str or int keys stay distinct ids: no pair repeats
+    unique = unique_keys and all(map(plain_dict, set(map(type, rows))))
+    return Columns(query=query, doc=doc, value=value, source=kind, from_dict=True, unique_pairs=unique,
+                   doc_hashes=hashes, query_groups=(query, counts))
+
+
+def _plain_rows(offsets: bytes, data: bytes, values: bytes, kind_code: str, kind: str) -> tuple:
+    """Doc ids, values and a run's hashes from the buffers of :func:`string_rows`."""
+    import pyarrow as pa
+
+    doc = pa.Array.from_buffers(pa.string(), len(offsets) // 4 - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    hashes = SharedHashes(doc, worker_share=1.0) if kind == "run" else None
+    value = np.frombuffer(values, dtype=np.float64 if kind_code == "f" else np.int64)
+    if kind_code == "f" and np.isnan(value).any():   # NaN: reported by the checks of objects
+        value = _ids(value.tolist())
+    return doc, value, hashes
+
+
+def _python_rows(rows: list, n: int, kind: str) -> tuple:
+    """Doc ids, values and a run's hashes of rows of any types, read in Python."""
     docs = list(chain.from_iterable(map(methodcaller("keys"), rows)))
     doc = _typed_ids(docs)
     if doc is None:
@@ -267,10 +297,7 @@ def pairs_columns(pairs: list, kind: str, unique_keys: bool) -> Columns:
     value = _typed_values(rows, n, ints_first=kind == "qrels")
     if value is None:
         value = _ids(list(chain.from_iterable(map(methodcaller("values"), rows))))
-    # a dict's keys are distinct, and distinct str or int keys stay distinct ids: no pair repeats
-    unique = unique_keys and all(map(plain_dict, set(map(type, rows))))
-    return Columns(query=query, doc=doc, value=value, source=kind, from_dict=True, unique_pairs=unique,
-                   doc_hashes=hashes, query_groups=(query, counts))
+    return doc, value, hashes
 
 
 def plain_dict(cls: type) -> bool:
