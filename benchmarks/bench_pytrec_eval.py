@@ -21,7 +21,7 @@ driver): reading the run's blocks (the Python objects into typed columns), readi
 ``tierank.evaluate`` call, and the drop-in's own work (the output dicts, the open-tie check); beside it the
 whole dict at once (``stream=False``: reading, join and ranking, the measures). Floors: flattening the
 dicts into object arrays; reading both dicts into arrays in the fewest Python-level passes, nothing checked
-(``read``); and that reading plus ordering every query's documents as trec_eval does (score descending,
+(``read``: tierank's compiled reader of plain rows, ``tierank.io.rowreader``, goes below it); and that reading plus ordering every query's documents as trec_eval does (score descending,
 then document id descending: one ``np.lexsort`` over the query, the score and the id's bytes), the floor
 of ``ties="trec_eval"``. **CPU s** is the process's CPU time (every thread): steadier than the wall time
 on a loaded machine. ``--block-rows N`` evaluates the tierank cases with blocks of N rows.
@@ -186,7 +186,7 @@ def profile(n_queries: int, ties: str, repeat: int, block_rows: int | None = Non
     ev = drop_in.RelevanceEvaluator(qrels, set(MEASURES), ties=ties)
     stages = {
         "floor: flatten the run dict into 3 lists and arrays (objects)": median(flatten),
-        "floor: read both dicts into arrays (pyarrow ids, float64 scores, nothing checked)": median(
+        "floor in Python: read both dicts into arrays (pyarrow ids, float64 scores, nothing checked)": median(
             lambda: (read(qrels, np.int64), read(run, np.float64))),
         "floor: read both dicts, then order every query (score desc, doc id desc; trec_eval's order)":
             median(read_and_order),
