@@ -178,6 +178,84 @@ def test_mteb_5092_a_constant_scorer():
     assert got.ndcg["NDCG@10"] == round(sum(1 / math.log2(r + 1) for r in range(1, 11)) / 10, 5)
 
 
+# ------------------------------------------------------------------------------------- p-MRR (FollowIR)
+
+
+@st.composite
+def instruction_runs(draw):
+    """(original_run, new_run, changed_qrels) as MTEB's FollowIR tasks give them: 1-2 queries, runs of
+    1-4 documents with a few tied scores, 1-3 changed documents each (some missing from a run)."""
+    original, new, changed = {}, {}, {}
+    for q in range(draw(st.integers(1, 2))):
+        for run, suffix in ((original, "-og"), (new, "-changed")):
+            docs = draw(st.lists(st.sampled_from([f"d{i}" for i in range(5)]), min_size=1, max_size=4, unique=True))
+            values = draw(st.lists(st.sampled_from([0.25, 0.5, 0.75]), min_size=len(docs), max_size=len(docs)))
+            run[f"q{q}{suffix}"] = dict(zip(docs, values))
+        changed[f"q{q}"] = draw(st.lists(st.sampled_from([f"d{i}" for i in range(5)]), min_size=1, max_size=3,
+                                         unique=True))
+    return original, new, changed
+
+
+def _untied(order):
+    return {d: float(len(order) - i) for i, d in enumerate(order)}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(runs=instruction_runs())
+def test_p_mrr_is_the_mean_over_orderings_of_mtebs_own(runs):
+    original, new, changed = runs
+    per_query = []
+    for q, docs in changed.items():   # a mean over queries: its mean over orderings, query by query
+        og, ch = original[f"{q}-og"], new[f"{q}-changed"]
+        values = [rm.calculate_pmrr({f"{q}-og": _untied(a)}, {f"{q}-changed": _untied(b)}, {q: docs})
+                  for a in doc_orderings(og) for b in doc_orderings(ch)]
+        per_query.append(math.fsum(values) / len(values))
+    assert abs(tm.p_mrr(original, new, changed) - math.fsum(per_query) / len(per_query)) <= 1e-12
+    # the fixed orders: MTEB's own (document id, descending, inside a tie), and the dicts' order
+    assert abs(tm.p_mrr(original, new, changed, ties="trec_eval") - rm.calculate_pmrr(original, new, changed)) <= 1e-12
+    in_order = [{q: _untied(sorted(run[q], key=lambda d: -run[q][d])) for q in run} for run in (original, new)]
+    assert abs(tm.p_mrr(original, new, changed, ties="input") - rm.calculate_pmrr(*in_order, changed)) <= 1e-12
+
+
+def test_p_mrr_over_long_ties_by_its_running_sums():
+    # a tie of 40 in each run: the mean of rank_score over its 1,600 pairs of places, written out
+    og = {"q-og": {f"d{i}": 0.5 for i in range(40)}}
+    new = {"q-changed": {**{f"d{i}": 0.5 for i in range(40)}, "top": 0.9}}
+    want = math.fsum(n / o - 1 if o >= n else 1 - o / n for o in range(1, 41) for n in range(2, 42)) / 1600
+    assert abs(tm.p_mrr(og, new, {"q": ["d7"]}) - want) <= 1e-14
+
+
+def test_install_makes_followirs_p_mrr_tie_aware_with_its_other_scores():
+    original = {"q1-og": {"d1": 0.5, "d2": 0.5, "d3": 0.1}}
+    new = {"q1-changed": {"d1": 0.5, "d2": 0.5, "d3": 0.5}}
+    qrels = {"q1-og": {"d1": 1, "d2": 1}, "q1-changed": {"d2": 1}}
+    changed = {"q1": ["d1"]}
+    own = rm.evaluate_p_mrr_change(qrels, {**original, **new}, changed, [1, 2])
+    with tm.installed():
+        got = rm.evaluate_p_mrr_change(qrels, {**original, **new}, changed, [1, 2])
+    # d1: original rank 1 or 2, new rank 1, 2 or 3: the six pairs' rank_score, written out
+    assert got["p-MRR"] == pytest.approx((0 + (1 - 1 / 2) + (1 - 1 / 3) + (1 / 2 - 1) + 0 + (1 - 2 / 3)) / 6,
+                                         abs=1e-15)
+    # MTEB's own order (document id, descending, inside a tie): d1 second in the original run, third in the new
+    assert own["p-MRR"] == pytest.approx(1 - 2 / 3, abs=1e-15)
+    assert got["changed"]["mrr_at_1"] == pytest.approx(1 / 3)   # d2 first in a third of the orderings
+    assert own["changed"]["mrr_at_1"] == 0.0   # d3 first
+    with tm.installed(ties="trec_eval"):
+        assert rm.evaluate_p_mrr_change(qrels, {**original, **new}, changed, [1, 2])["p-MRR"] == own["p-MRR"]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: tm.p_mrr({"q-og": {"a": 1.0}}, {"q-changed": {"a": 1.0}}, {"q": ["a"]}, ties="random"),
+     r"p-MRR takes ties= one of 'expected', 'trec_eval', 'input', not 'random'"),
+    (lambda: tm.p_mrr({"q-og": {"a": 1.0}}, {"q-changed": {"a": float("nan")}}, {"q": ["a"]}),
+     r"p-MRR: a score of query 'q-changed' is NaN"),
+    (lambda: tm.p_mrr({"q-og": {"a": 1.0}}, {"q-changed": {"a": 1.0}}, {"q": []}),
+     r"p-MRR has no changed document of a query found in both runs to score")])
+def test_p_mrr_errors_say_what_is_wrong(call, message):
+    with pytest.raises(InputError, match=message):
+        call()
+
+
 def test_install_covers_the_modules_that_imported_the_metrics_and_uninstall_restores():
     from mteb.abstasks.retrieval import AbsTaskRetrieval
     from mteb.tasks.retrieval.eng import lmeb_retrieval

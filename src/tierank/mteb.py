@@ -18,26 +18,33 @@ every one of them to tierank at once, so that no tie-aware nDCG sits beside a ti
   tagged with the installed tie mode (others count as missing and are computed again).
 
 :func:`uninstall` restores MTEB's own functions; :func:`installed` does both around a ``with`` block.
+* p-MRR (FollowIR's instruction tasks: ``calculate_pmrr``) becomes :func:`p_mrr`, whose ranks are
+  tie-aware too (``"expected"``; ``"trec_eval"`` and ``"input"`` give the fixed orders' values).
+
 What stays MTEB's: the document dropped by ``skip_first_result`` (the first in the input order among
-equal top scores) and p-MRR's ranks (FollowIR, document id order): see docs/mteb.md.
+equal top scores): see docs/mteb.md.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import logging
+import math
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+
+import numpy as np
 
 from . import __version__ as tierank_version
 from . import beir as tierank_beir
 from . import pytrec_eval as tierank_pytrec_eval
 from .engine.options import check_trec_eval_version
-from .errors import install_hint
+from .errors import InputError, install_hint
 from .ties.policy import check_mode
 
-__all__ = ["mrr", "recall_cap", "hole", "top_k_accuracy", "install", "uninstall", "installed", "tie_mode",
+__all__ = ["mrr", "recall_cap", "hole", "top_k_accuracy", "p_mrr", "install", "uninstall", "installed", "tie_mode",
            "TAG"]
 
 #: The key of the tag each retrieval result gets when installed: ``{"version": tierank's, "ties": mode}``
@@ -129,6 +136,95 @@ def top_k_accuracy(qrels: Mapping[str, Mapping[str, Any]], results: Mapping[str,
     return out
 
 
+#: The tie modes :func:`p_mrr` takes: the mean over orderings, and two fixed orders
+P_MRR_TIES = ("expected", "trec_eval", "input")
+
+
+def p_mrr(original_run: Mapping[str, Mapping[str, float]], new_run: Mapping[str, Mapping[str, float]],
+          changed_qrels: Mapping[str, Iterable[str]], *, ties: str = "expected") -> float:
+    """MTEB's ``calculate_pmrr`` (FollowIR's p-MRR), with each document's ranks in both runs tie-aware.
+
+    For each query ``q`` of ``changed_qrels`` (whose runs are ``original_run[q + "-og"]`` and
+    ``new_run[q + "-changed"]``) and each of its changed documents, MTEB scores the move from its rank
+    ``o`` in the original run to its rank ``n`` in the new one: ``n / o - 1`` if ``o >= n``, else
+    ``1 - o / n`` (a document missing from a run ranks after its last); p-MRR is the mean over queries of
+    the mean over their documents. With ``ties="expected"`` each term is its exact mean over every ordering
+    of the ties of both runs (docs/mteb.md derives it): a document of a tie takes each of the tie's places
+    equally often, and the two runs are ordered independently.
+
+    Parameters
+    ----------
+    original_run, new_run : dict
+        ``{query_id: {doc_id: score}}`` with MTEB's ``-og`` and ``-changed`` query ids.
+    changed_qrels : dict
+        ``{query_id: [doc_id, ...]}``: the documents whose relevance the new instruction changed.
+    ties : {"expected", "trec_eval", "input"}, default="expected"
+        ``"trec_eval"``: MTEB's own order (document id descending inside a tie); ``"input"``: the dict's.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> og = {"q1-og": {"d1": 0.5, "d2": 0.5}}          # d1 is first or second
+    >>> new = {"q1-changed": {"d1": 0.1, "d2": 0.9}}    # d1 is second
+    >>> p_mrr(og, new, {"q1": ["d1"]})                  # ((1 - 1/2) + (2/2 - 1)) / 2
+    0.25
+    >>> p_mrr(og, new, {"q1": ["d1"]}, ties="trec_eval")   # d2 first in the original run's tie
+    0.0
+    """
+    if ties not in P_MRR_TIES:
+        raise InputError(f"p-MRR takes ties= one of {', '.join(map(repr, P_MRR_TIES))}, not {ties!r}: its "
+                         "bounds over the orderings of two runs are not computed")
+    per_query = []
+    for qid, docs in changed_qrels.items():
+        og, new = original_run.get(f"{qid}-og"), new_run.get(f"{qid}-changed")
+        if og is None or new is None:   # as MTEB: said and skipped
+            logging.getLogger("mteb._evaluators.retrieval_metrics").warning(
+                f"Query {qid} not found in the runs for calculating p-MRR")
+            continue
+        terms = [_mean_rank_score(_ranks(og, f"{qid}-og", doc, ties), _ranks(new, f"{qid}-changed", doc, ties))
+                 for doc in docs]
+        if terms:
+            per_query.append(math.fsum(terms) / len(terms))
+    if not per_query:
+        raise InputError("p-MRR has no changed document of a query found in both runs to score")
+    return math.fsum(per_query) / len(per_query)
+
+
+def _ranks(run: Mapping[str, float], qid: str, doc: str, ties: str) -> tuple[int, int]:
+    """The first and last rank ``doc`` can take in ``run`` (the same for a fixed order)."""
+    if doc not in run:
+        return len(run) + 1, len(run) + 1   # MTEB's rank of a document the run lacks
+    try:
+        scores = np.array(list(run.values()), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"p-MRR: the scores of query {qid!r} are not all numbers", query=qid) from None
+    if np.isnan(scores).any():
+        raise InputError(f"p-MRR: a score of query {qid!r} is NaN", query=qid)
+    score = float(run[doc])
+    above = int(np.count_nonzero(scores > score))
+    tied = [d for d, s in zip(run, scores.tolist()) if s == score]
+    if ties == "expected":
+        return above + 1, above + len(tied)
+    before = sum(d > doc for d in tied) if ties == "trec_eval" else tied.index(doc)
+    return above + before + 1, above + before + 1
+
+
+def _mean_rank_score(og: tuple[int, int], new: tuple[int, int]) -> float:
+    """The mean of MTEB's ``rank_score`` over an original rank ``o`` in ``og`` and a new rank ``n`` in
+    ``new`` (each range inclusive, every pair equally likely): for each ``o``, the ``n <= o`` add
+    ``sum(n) / o - count`` and the others ``count - o * sum(1 / n)``, from running sums over ``new``."""
+    o = np.arange(og[0], og[1] + 1, dtype=np.float64)
+    n = np.arange(new[0], new[1] + 1, dtype=np.float64)
+    at_most = np.clip(o - new[0] + 1, 0, len(n)).astype(np.int64)   # how many n <= o
+    n_sums = np.concatenate(([0.0], np.cumsum(n)))
+    inverse_sums = np.concatenate(([0.0], np.cumsum(1.0 / n)))
+    terms = n_sums[at_most] / o - at_most + (len(n) - at_most) - o * (inverse_sums[-1] - inverse_sums[at_most])
+    return math.fsum(terms.tolist()) / (len(o) * len(n))
+
+
 def tie_mode(result: Any) -> str | None:
     """The tie mode a result was computed in: the ``ties`` of its ``"tierank"`` tags, or None for a
     result without one (MTEB's own, tie-broken numbers).
@@ -165,7 +261,8 @@ def tie_mode(result: Any) -> str | None:
 
 
 _saved: list[tuple[Any, str, Any]] = []   # (object, attribute, what its __dict__ held) for uninstall()
-_METRICS = {"mrr": mrr, "recall_cap": recall_cap, "hole": hole, "top_k_accuracy": top_k_accuracy}
+_METRICS = {"mrr": mrr, "recall_cap": recall_cap, "hole": hole, "top_k_accuracy": top_k_accuracy,
+            "calculate_pmrr": p_mrr}
 
 
 def _set(obj: Any, name: str, value: Any) -> None:
@@ -184,7 +281,7 @@ def install(ties: str = "expected", *, trec_eval_version: int = 9) -> None:
     ties : str, default="expected"
         The tie mode of every score: ``"expected"``, the exact mean over all orderings of tied documents;
         ``"trec_eval"``, MTEB's own numbers (document id, descending, inside a tie); any tie mode of
-        :func:`tierank.evaluate`.
+        :func:`tierank.evaluate` (p-MRR takes ``"expected"``, ``"trec_eval"`` and ``"input"``: see :func:`p_mrr`).
     trec_eval_version : {9, 10}, default=9
         How the pytrec_eval measures read scores: 9 as float32 (pytrec_eval's reading), 10 as doubles.
 
