@@ -102,7 +102,7 @@ def build_audit(per_query: pd.DataFrame, lower: pd.DataFrame, upper: pd.DataFram
                 tie_mass: dict[int, np.ndarray], reference: Results | None, aggregate: Any) -> TieAudit:
     """The audit from the per-query values and exact bounds (always computed for it), the tie mass per
     cutoff, and the reference run. ``aggregate`` reduces a per_query-shaped frame to one value per measure
-    (:meth:`Results._aggregate`)."""
+    (:meth:`Results.aggregate_table`)."""
     import pandas as pd
 
     measures = list(per_query.columns)

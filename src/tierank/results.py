@@ -124,7 +124,7 @@ class Results:
     ``per_query``, ``lower`` and ``upper`` may be given as DataFrames or as :class:`QueryTable` (numpy
     columns, made into the DataFrames on first access; :attr:`query_ids` and :meth:`column` read them
     without pandas). A subclass adds its own dataclass fields after these and may change
-    :meth:`_aggregate`.
+    :meth:`aggregate_table`.
     """
 
     if TYPE_CHECKING:   # what type checkers see: three fields without defaults
@@ -140,11 +140,30 @@ class Results:
     mean: dict[str, float | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.mean = self._aggregate(self._table("value"))
+        self.mean = self.aggregate_table(self._table("value"))
 
-    def _aggregate(self, frame: Mapping[str, Any]) -> dict[str, float | None]:
-        """How ``per_query``-shaped tables (a DataFrame or a QueryTable: ``frame[column]`` is array-like)
-        reduce to one value per measure (subclasses may differ)."""
+    def aggregate_table(self, frame: Mapping[str, Any]) -> dict[str, float | None]:
+        """One value per measure from a ``per_query``-shaped table, as :attr:`mean` is made from
+        ``per_query`` (the mean, a sum for counts, trec_eval's geometric mean for gm_map; a subclass may
+        differ): e.g. the aggregates of a subset of the queries.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame or mapping
+            A column of values per measure (``frame[measure]`` is array-like), as in ``per_query``.
+
+        Returns
+        -------
+        dict
+            ``{measure: value}`` (None for a text measure).
+
+        Examples
+        --------
+        >>> import tierank
+        >>> res = tierank.evaluate_matrix([[1, 0], [0, 1]], [[0.9, 0.1], [0.5, 0.5]], ["RR"])
+        >>> res.mean, res.aggregate_table(res.per_query.iloc[1:])   # the second query: a tie of two
+        ({'RR': 0.875}, {'RR': 0.75})
+        """
         return aggregate(frame, self.measures)
 
     def _table(self, which: str) -> Any:
@@ -179,13 +198,13 @@ class Results:
     def mean_lower(self) -> dict[str, float | None] | None:
         """Aggregate of ``lower`` (the mean of per-query minima), or None without bounds."""
         table = self._table("lower")
-        return None if table is None else self._aggregate(table)
+        return None if table is None else self.aggregate_table(table)
 
     @property
     def mean_upper(self) -> dict[str, float | None] | None:
         """Aggregate of ``upper`` (the mean of per-query maxima), or None without bounds."""
         table = self._table("upper")
-        return None if table is None else self._aggregate(table)
+        return None if table is None else self.aggregate_table(table)
 
     def summary(self) -> pd.DataFrame:
         """A table with one row per measure: the aggregate, and with bounds its lower and upper value."""
@@ -245,7 +264,7 @@ class CodeResults(Results):
     average: str = "micro"
     query_class: np.ndarray | None = field(default=None, repr=False)
 
-    def _aggregate(self, frame: Mapping[str, Any]) -> dict[str, float | None]:
+    def aggregate_table(self, frame: Mapping[str, Any]) -> dict[str, float | None]:
         out = aggregate(frame, self.measures)
         if self.average != "macro" or self.query_class is None:
             return out

@@ -937,5 +937,5 @@ def evaluate_embeddings_blocked(scorer: Any, relevance: Any, opts: Options, *, i
     if not user_bounds:
         frames["lower"] = frames["upper"] = None
     res = EmbeddingResults(**frames, **(describe or {}))
-    res.audit = build_audit(res.per_query, lower, upper, res.mean, tie_masses, reference, res._aggregate)
+    res.audit = build_audit(res.per_query, lower, upper, res.mean, tie_masses, reference, res.aggregate_table)
     return res
