@@ -178,6 +178,73 @@ def test_mteb_5092_a_constant_scorer():
     assert got.ndcg["NDCG@10"] == round(sum(1 / math.log2(r + 1) for r in range(1, 11)) / 10, 5)
 
 
+# ------------------------------------------------------------------------- skip_first_result (image tasks)
+
+
+def _own_per_query(qid, order, qrels, ks=KS):
+    """MTEB's own per-query scores and MRR of one query ordered as ``order``, its first result skipped."""
+    got = rm.calculate_retrieval_scores({qid: _untied(order)}, {qid: qrels[qid]}, ks, skip_first_result=True)
+    return {**got.all_scores[qid], **got.mrr}
+
+
+@SETTINGS
+@given(data=predictions())
+def test_skip_first_result_drops_the_first_of_every_ordering(data):
+    results, qrels = data
+    runs = {qid: [_own_per_query(qid, order, qrels) for order in doc_orderings(scores)]
+            for qid, scores in results.items()}
+    for ties, reduce in (("expected", lambda v: math.fsum(v) / len(v)), ("lower", min), ("upper", max)):
+        with tm.installed(ties=ties):
+            got = rm.calculate_retrieval_scores(results, qrels, KS, skip_first_result=True)
+        for qid in results:
+            for key in got.all_scores[qid]:
+                assert abs(got.all_scores[qid][key] - reduce([r[key] for r in runs[qid]])) <= 1e-12, (ties, qid, key)
+        for k in KS:   # MRR: the mean over the queries of theirs
+            want = [reduce([r[f"MRR@{k}"] for r in runs[qid]]) for qid in results]
+            assert abs(got.mrr[f"MRR@{k}"] - math.fsum(want) / len(want)) <= 1e-12, (ties, k)
+        # nAUC: MTEB's formula on those per-query values, with the confidences of the list after the drop
+        dropped = {q: dict(sorted(s.items(), key=lambda x: x[1], reverse=True)[1:]) for q, s in results.items()}
+        per_metric = {f"{name}@{k}": [reduce([r[f"{key}_{k}"] for r in runs[q]]) for q in results] for k in KS
+                      for name, key in (("NDCG", "ndcg_cut"), ("MAP", "map_cut"), ("Recall", "recall"), ("P", "P"))}
+        want_naucs = rm.evaluate_abstention(dropped, per_metric)
+        assert all(_same(got.naucs[key], want_naucs[key]) or abs(got.naucs[key] - want_naucs[key]) <= 1e-9
+                   for key in want_naucs), ties
+
+
+@SETTINGS
+@given(data=predictions())
+def test_skip_first_result_in_the_fixed_arrangements(data):
+    results, qrels = data
+    for ties, sign in (("optimistic", -1), ("pessimistic", 1)):   # higher grades first / last in each tie
+        with tm.installed(ties=ties):
+            got = rm.calculate_retrieval_scores(results, qrels, KS, skip_first_result=True)
+        for qid, scores in results.items():
+            grade = {d: qrels[qid].get(d, 0) for d in scores}
+            order = sorted(scores, key=lambda d: (-scores[d], sign * grade[d]))
+            want = _own_per_query(qid, order, qrels)
+            for key in got.all_scores[qid]:
+                assert abs(got.all_scores[qid][key] - want[key]) <= 1e-12, (ties, qid, key)
+    for ties in ("trec_eval", "input"):   # MTEB's own drop: the first given of the top tie
+        with tm.installed(ties=ties):
+            got = rm.calculate_retrieval_scores(results, qrels, KS, skip_first_result=True)
+        dropped = {q: dict(sorted(s.items(), key=lambda x: x[1], reverse=True)[1:]) for q, s in results.items()}
+        with tm.installed(ties=ties):
+            want = rm.calculate_retrieval_scores(dropped, qrels, KS)
+        assert _same(got.all_scores, want.all_scores) and _same(got.mrr, want.mrr), ties
+
+
+def test_skip_first_result_with_a_duplicate_of_the_query():
+    # an image and its duplicate both at 1.0: MTEB drops the one given first, so P@1 is 1 or 0 by the
+    # input order; tie-aware, each is dropped in half the orderings
+    results = {"q1": {"self": 1.0, "dup": 1.0, "a": 0.5, "b": 0.2}}
+    qrels = {"q1": {"dup": 1, "a": 1}}
+    assert rm.calculate_retrieval_scores(results, qrels, [1], skip_first_result=True).precision["P@1"] == 1.0
+    with tm.installed():
+        got = rm.calculate_retrieval_scores(results, qrels, [1, 3], skip_first_result=True)
+    assert got.precision == {"P@1": (1 + 0) / 2, "P@3": (2 / 3 + 1 / 3) / 2}
+    assert got.mrr == {"MRR@1": 0.5, "MRR@3": (1 + 1 / 2) / 2}
+
+
 # ------------------------------------------------------------------------------------- p-MRR (FollowIR)
 
 
@@ -261,6 +328,8 @@ def test_install_covers_the_modules_that_imported_the_metrics_and_uninstall_rest
     from mteb.tasks.retrieval.eng import lmeb_retrieval
 
     own_pytrec_eval = rm.pytrec_eval
+    from mteb._evaluators import retrieval_evaluator
+    own_calculate = rm.calculate_retrieval_scores
     own_subset, own_load = AbsTaskRetrieval._evaluate_subset, ResultCache.load_task_result
     assert lmeb_retrieval.recall_cap is MTEB_OWN["recall_cap"]
     tm.install()
@@ -273,6 +342,7 @@ def test_install_covers_the_modules_that_imported_the_metrics_and_uninstall_rest
     finally:
         tm.uninstall()
     assert rm.pytrec_eval is own_pytrec_eval
+    assert rm.calculate_retrieval_scores is retrieval_evaluator.calculate_retrieval_scores is own_calculate
     assert {name: getattr(rm, name) for name in MTEB_OWN} == MTEB_OWN
     assert lmeb_retrieval.recall_cap is MTEB_OWN["recall_cap"]
     assert AbsTaskRetrieval._evaluate_subset is own_subset and ResultCache.load_task_result is own_load

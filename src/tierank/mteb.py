@@ -15,14 +15,17 @@ every one of them to tierank at once, so that no tie-aware nDCG sits beside a ti
 * every retrieval result (``AbsTaskRetrieval``: retrieval, reranking, instruction retrieval) carries
   ``"tierank": {"version": ..., "ties": ...}`` beside its scores: kept in MTEB's result files and
   ``TaskResult`` (:func:`tie_mode` reads it back), and MTEB's result cache is only reused for results
-  tagged with the installed tie mode (others count as missing and are computed again).
+  tagged with the installed tie mode (others count as missing and are computed again);
+* p-MRR (FollowIR's instruction tasks: ``calculate_pmrr``) becomes :func:`p_mrr`, whose ranks are
+  tie-aware too (``"expected"``; ``"trec_eval"`` and ``"input"`` give the fixed orders' values);
+* ``skip_first_result`` (image tasks whose query is in the corpus drop each query's first result) drops
+  the first of each ordering of the top tie, not the first given: ``calculate_retrieval_scores`` averages
+  over which document that is (``"expected"``), or takes the extremes or the preferred arrangement.
 
 :func:`uninstall` restores MTEB's own functions; :func:`installed` does both around a ``with`` block.
-* p-MRR (FollowIR's instruction tasks: ``calculate_pmrr``) becomes :func:`p_mrr`, whose ranks are
-  tie-aware too (``"expected"``; ``"trec_eval"`` and ``"input"`` give the fixed orders' values).
 
-What stays MTEB's: the document dropped by ``skip_first_result`` (the first in the input order among
-equal top scores): see docs/mteb.md.
+What stays MTEB's: ``skip_first_result`` under the fixed orders ``"trec_eval"``, ``"input"`` and
+``"random"`` (MTEB drops the first of the top tie in the input order): see docs/mteb.md.
 """
 
 from __future__ import annotations
@@ -225,6 +228,87 @@ def _mean_rank_score(og: tuple[int, int], new: tuple[int, int]) -> float:
     return math.fsum(terms.tolist()) / (len(o) * len(n))
 
 
+def _first_dropped(results: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, Any]],
+                   ties: str) -> tuple[list[dict[str, dict[str, float]]], list[dict[str, float]]]:
+    """The runs ``skip_first_result`` may leave, as layers: each layer holds every query of ``results``
+    with one document of its top tie dropped, and ``weights[j][qid]`` is the chance that layer ``j``'s
+    drop is the one (0 where a query has fewer kinds of document in its top tie than ``j + 1``).
+
+    A query's measures after the drop depend only on the grade of the document dropped (the rest of the
+    tie stays tied), so there is a layer per grade of the top tie: with ``"expected"`` the document dropped
+    is each of the tie's with the same chance; ``"lower"``/``"upper"`` keep every grade (their extremes are
+    taken over the layers); ``"optimistic"``/``"pessimistic"`` drop the preferred / least preferred
+    document first, the highest / lowest grade (unjudged as 0)."""
+    per_query = {}
+    for qid, scores in results.items():
+        top = max(scores.values(), default=None)
+        tied = [doc for doc, score in scores.items() if score == top]
+        grades = qrels.get(qid, {})
+        first: dict[Any, str] = {}   # a grade -> the first document of the tie with it
+        counts: collections.Counter = collections.Counter()
+        for doc in tied:
+            first.setdefault(grades.get(doc), doc)
+            counts[grades.get(doc)] += 1
+        kinds = sorted(first, key=lambda grade: (grade is not None, grade or 0))   # a fixed order
+        if ties in ("optimistic", "pessimistic"):
+            key = (lambda grade: grade or 0)
+            kinds = [(max if ties == "optimistic" else min)(kinds, key=key)] if kinds else kinds
+        fixed = ties in ("optimistic", "pessimistic")   # one arrangement: its drop happens
+        per_query[qid] = [(first[grade], 1.0 if fixed else counts[grade] / len(tied)) for grade in kinds] or [(None, 1.0)]
+    n_layers = max((len(options) for options in per_query.values()), default=1)
+    layers, weights = [], []
+    for j in range(n_layers):
+        layer, weight = {}, {}
+        for qid, options in per_query.items():
+            dropped, chance = options[j] if j < len(options) else (options[0][0], 0.0)
+            layer[qid] = {doc: score for doc, score in results[qid].items() if doc != dropped}
+            weight[qid] = chance
+        layers.append(layer)
+        weights.append(weight)
+    return layers, weights
+
+
+def _tie_aware_skip(calculate: Any, ties: str) -> Any:
+    """MTEB's ``calculate_retrieval_scores`` whose ``skip_first_result`` drops the first of each ordering
+    of the top tie (see :func:`_first_dropped`); without it, or under a fixed order, MTEB's own."""
+    def calculate_retrieval_scores(results: Any, qrels: Any, k_values: Any, skip_first_result: bool = False) -> Any:
+        if not skip_first_result or ties in ("trec_eval", "input", "random") or not isinstance(results, Mapping):
+            return calculate(results, qrels, k_values, skip_first_result)
+        metrics = sys.modules["mteb._evaluators.retrieval_metrics"]
+        layers, weights = _first_dropped(results, qrels, ties)
+        measures = {f"{name}." + ",".join(map(str, k_values))
+                    for name in ("map_cut", "ndcg_cut", "recall", "P", "success")}
+        evaluator = metrics.pytrec_eval.RelevanceEvaluator(qrels, measures)
+        per_layer = [evaluator.evaluate(layer) for layer in layers]
+        mrr_layers = [metrics.mrr(qrels, layer, k_values) for layer in layers]
+        combine = _combined(ties)
+        scores = {qid: {key: combine([s[qid][key] for s in per_layer], [w[qid] for w in weights])
+                        for key in per_layer[0][qid]} for qid in per_layer[0]}
+        qids = list(results)
+        mrr_scores = {key: [combine([m[key][i] for m in mrr_layers], [w[qid] for w in weights])
+                            for i, qid in enumerate(qids)] for key in mrr_layers[0]}
+        ndcg, _map, recall, precision, all_ndcgs, all_aps, all_recalls, all_precisions, hit_rate = \
+            metrics.parse_metrics_from_scores(scores, k_values)
+        # the confidences nAUC reads are those of any layer: each drops a document of the same top score
+        naucs = metrics.evaluate_abstention(layers[0], {**all_ndcgs, **all_aps, **all_recalls, **all_precisions})
+        return metrics.RetrievalEvaluationResult(
+            all_scores=scores, ndcg=ndcg, map=_map, recall=recall, precision=precision, naucs=naucs,
+            mrr={k: sum(v) / len(v) for k, v in mrr_scores.items()},
+            naucs_mrr=metrics.evaluate_abstention(layers[0], mrr_scores), hit_rate=hit_rate)
+    calculate_retrieval_scores.__doc__ = f"MTEB's calculate_retrieval_scores, skip_first_result tie-aware ({ties=})"
+    return calculate_retrieval_scores
+
+
+def _combined(ties: str) -> Any:
+    """How a query's values over the layers of :func:`_first_dropped` make its value: their mean by the
+    chances (``"expected"``), the extreme over the layers that can happen (``"lower"``/``"upper"``), or the
+    one layer (``"optimistic"``/``"pessimistic"``)."""
+    if ties in ("lower", "upper"):
+        pick = min if ties == "lower" else max
+        return lambda values, chances: pick(v for v, c in zip(values, chances) if c > 0)
+    return lambda values, chances: math.fsum(v * c for v, c in zip(values, chances))
+
+
 def tie_mode(result: Any) -> str | None:
     """The tie mode a result was computed in: the ``ties`` of its ``"tierank"`` tags, or None for a
     result without one (MTEB's own, tie-broken numbers).
@@ -319,6 +403,12 @@ def install(ties: str = "expected", *, trec_eval_version: int = 9) -> None:
         for module in [m for key, m in list(sys.modules.items()) if key.split(".")[0] == "mteb" and m]:
             if module.__dict__.get(name) is originals[name]:
                 _set(module, name, bound)
+
+    calculate = retrieval_metrics.__dict__["calculate_retrieval_scores"]
+    skipping = _tie_aware_skip(calculate, ties)
+    for module in [m for key, m in list(sys.modules.items()) if key.split(".")[0] == "mteb" and m]:
+        if module.__dict__.get("calculate_retrieval_scores") is calculate:
+            _set(module, "calculate_retrieval_scores", skipping)
 
     evaluate_subset = AbsTaskRetrieval.__dict__["_evaluate_subset"]
 

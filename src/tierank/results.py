@@ -143,7 +143,7 @@ class Results:
         self.mean = self.aggregate_table(self._table("value"))
 
     def aggregate_table(self, frame: Mapping[str, Any]) -> dict[str, float | None]:
-        """One value per measure from a ``per_query``-shaped table, as :attr:`mean` is made from
+        """One value per measure from a ``per_query``-shaped table, as ``mean`` is made from
         ``per_query`` (the mean, a sum for counts, trec_eval's geometric mean for gm_map; a subclass may
         differ): e.g. the aggregates of a subset of the queries.
 
