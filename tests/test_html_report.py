@@ -288,3 +288,33 @@ def test_cli_report_to_stdout_and_errors(tmp_path):
     assert not out.exists()
     result = CliRunner().invoke(main, ["report", QRELS, RUN, "-m", "AP"])
     assert result.exit_code == 2 and "-o" in result.output
+
+
+def test_cli_report_reads_standard_input_and_parquet_directories(tmp_path):
+    # `tierank report` took paths of regular files only: '-' (which `tierank eval` reads) was refused as
+    # "File '-' does not exist", and a Parquet directory as a directory
+    def page(args, stdin=None):
+        out = tmp_path / "r.html"
+        result = CliRunner().invoke(main, ["report", *args, "-m", "AP", "P@10", "-o", str(out), "--no-plots"],
+                                    input=stdin)
+        assert result.exit_code == 0, result.output
+        return Page(out.read_text(encoding="utf-8"))
+
+    def run_name(p):
+        return p.tables["means"][0][0][1]
+    from_files = page([QRELS, RUN])
+    with open(RUN, "rb") as f:
+        run_bytes = f.read()
+    with open(QRELS, "rb") as f:
+        qrels_bytes = f.read()
+    from_stdin = page([QRELS, "-"], stdin=run_bytes)
+    assert from_stdin.table("means") == from_files.table("means") and run_name(from_stdin) == "<stdin>"
+    assert page(["-", RUN], stdin=qrels_bytes).table("means") == from_files.table("means")
+    folder = tmp_path / "run.parquet"
+    folder.mkdir()
+    tierank.read_run(RUN).to_parquet(folder / "part-0.parquet")
+    from_parquet = page([QRELS, str(folder)])
+    assert from_parquet.table("means") == from_files.table("means") and run_name(from_parquet) == "run.parquet"
+    result = CliRunner().invoke(main, ["report", "-", "-", "-m", "AP", "-o", str(tmp_path / "x.html")],
+                                input=run_bytes)
+    assert result.exit_code == 2 and "'-' (standard input) can be read only once" in result.output

@@ -422,13 +422,17 @@ _FORMAT_OPTIONS = [
 ]
 
 
+def _check_one_stdin(paths: list[str]) -> None:
+    if paths.count("-") > 1:
+        raise click.UsageError("'-' (standard input) can be read only once: give it for one file only")
+
+
 def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
                  qrels_format: str | None) -> tuple[Any, tuple]:
     """The qrels and runs, as :class:`tierank.io.trec.TextInput` where a format is given, the file is
     '-' (standard input, at most once) or it is not a regular file (a pipe, ``/dev/stdin``, ``<(...)``:
     read once, the TextInput keeps its first lines for the run's tag); plain paths otherwise."""
-    if [qrels, *runs].count("-") > 1:
-        raise click.UsageError("'-' (standard input) can be read only once: give it for one file only")
+    _check_one_stdin([qrels, *runs])
 
     def wrap(path: str, fmt: str | None) -> Any:
         once = path != "-" and not os.path.isdir(path) and not os.path.isfile(path)
@@ -669,8 +673,8 @@ class _ReportCommand(_GreedyMeasures):
 
 
 @main.command("report", cls=_ReportCommand)
-@click.argument("qrels", type=_FILE)
-@click.argument("runs", nargs=-1, required=True, type=_FILE, metavar="RUN [RUN]...")
+@click.argument("qrels", type=_DATA)
+@click.argument("runs", nargs=-1, required=True, type=_DATA, metavar="RUN [RUN]...")
 @_options(*_COMMON_OPTIONS)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="The HTML file to write ('-': stdout).")
@@ -708,8 +712,10 @@ def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...],
     missing_mode = _missing(complete, missing)
     with _errors_to_exit():
         _check_outputs([qrels, *runs], output)   # before any work
+        _check_one_stdin([qrels, *runs])
+        qrels_in, *runs_in = [TextInput(p) if p == "-" else p for p in (qrels, *runs)]   # pipes: paths
         with recorded_warnings() as caught:
-            page = report_html(qrels, list(runs), list(measures) or None, ties=ties, missing=missing_mode,
+            page = report_html(qrels_in, runs_in, list(measures) or None, ties=ties, missing=missing_mode,
                                no_relevant=no_relevant, trec_eval_version=int(trec_eval_version),
                                rel_level=_rel(rel_level), seed=seed, test=test, alpha=alpha,
                                correction=correction, n_resamples=resamples, title=title,

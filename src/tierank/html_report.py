@@ -28,6 +28,7 @@ from .comparison import CORRECTION_NAMES, TEST_NAMES, Comparison, p_value_text
 from .errors import InputError
 from .formats import escape_text, format_percent, format_value, shown_measures
 from .io.frames import to_columns
+from .io.source import TextInput
 from .io.output import atomic_write, check_output
 from .measures import expand
 from .plot import plot_results, plot_runs, require_matplotlib
@@ -145,7 +146,7 @@ def report_html(qrels: Any, runs: Sequence[Any] | Mapping[str, Any], measures: A
         shown = shown_measures(expand(_measure_texts(measures), rel_level=rel_level))
     notes = [f"measures: {w}" for w in _messages(caught)]
     with recorded_warnings() as caught:
-        judged = to_columns(qrels, "qrels") if _is_path(qrels) else qrels   # read once for every run
+        judged = to_columns(qrels, "qrels") if _is_path(qrels) or isinstance(qrels, TextInput) else qrels   # once
     notes += [f"qrels: {w}" for w in _messages(caught)]
     columns = list(dict.fromkeys(str(m.measure) for m in shown))
     numeric = [m for m in shown if not m.is_text]
@@ -226,6 +227,8 @@ def _name_runs(runs: Any) -> list[_Run]:
         for i, r in enumerate(runs):
             if _is_path(r):
                 name = os.fspath(r) if full else os.path.basename(os.fspath(r))
+            elif isinstance(r, TextInput):
+                name = r.name
             else:
                 name = f"run_{i + 1}"
             out.append(_Run(name, r))
@@ -253,9 +256,11 @@ def _messages(caught: list) -> list[str]:
 
 
 def _read_once(source: Any) -> Any:
-    """The run as the report reads it twice (evaluation, tie report): a path naming a pipe or a FIFO
-    (``<(...)``, ``/dev/stdin``), which can be read only once, is read here into memory."""
-    if _is_path(source) and os.path.exists(source) and not os.path.isfile(source) and not os.path.isdir(source):
+    """The run as the report reads it twice (evaluation, tie report): standard input (a TextInput) and a
+    path naming a pipe or a FIFO (``<(...)``, ``/dev/stdin``), which can be read only once, are read here
+    into memory."""
+    if isinstance(source, TextInput) or (_is_path(source) and os.path.exists(source) and not os.path.isfile(source)
+                                         and not os.path.isdir(source)):
         return to_columns(source, "run")
     return source
 
@@ -549,6 +554,8 @@ def _version(package: str) -> str:
 
 
 def _file_row(label: str, source: Any) -> list:
+    if isinstance(source, TextInput):
+        return [_e(label), _e(source.name), "", ""]
     if not _is_path(source):
         return [_e(label), _e(f"in memory ({type(source).__name__})"), "", ""]
     path = os.fspath(source)
