@@ -214,6 +214,24 @@ def _subprocess(args: list[str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _targets(n: int, rows: list[dict]) -> list[str]:
+    """Issue 29's targets for one size: the default mode at least 3x pytrec_eval (wall) with no more peak
+    memory; ``trec_eval`` mode at least 2x (or within 1.5x of its floor: ``--profile`` shows the floor)."""
+    by_case = {r["case"]: r for r in rows}
+    base = by_case["pytrec_eval"]
+    lines = []
+    for case, goal in (("tierank expected", 3.0), ("tierank trec_eval", 2.0)):
+        r = by_case[case]
+        speed = base["median"] / r["median"]
+        met = "met   " if speed >= goal else "MISSED"
+        lines.append(f"target {met} {n:,} x 1,000: {case} {speed:.2f}x pytrec_eval (goal >= {goal:g}x)")
+    r = by_case["tierank expected"]
+    met = "met   " if r["peak_mb"] <= base["peak_mb"] else "MISSED"
+    lines.append(f"target {met} {n:,} x 1,000: tierank expected peak {r['peak_mb']:.0f} MB vs pytrec_eval "
+                 f"{base['peak_mb']:.0f} MB (goal: no more)")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", default="2000", help="comma-separated query counts (x 1,000 documents)")
@@ -232,7 +250,7 @@ def main() -> None:
     if args.stages:
         print(json.dumps(profile(sizes[0], args.stages, args.repeat, args.block_rows)))
         return
-    results, profiles = [], []
+    results, profiles, targets = [], [], []
     rows_arg = ["--block-rows", str(args.block_rows)] if args.block_rows else []
     print("| queries x docs | case | median s | runs s | CPU s | peak MB | x pytrec_eval | x (CPU) |")
     print("|---|---|---|---|---|---|---|---|")
@@ -255,10 +273,15 @@ def main() -> None:
                 diff = max(abs(r["means"][k] - ref[k]) for k in ref)
                 print(f"|  | (trec_eval means vs pytrec_eval: max |diff| = {diff:.1e}) | | | | | | |")
         results.extend(rows)
+        if n in (2_000, 10_000):   # the sizes issue 29 names (10,000 x 1,000 is task 1)
+            targets.extend(_targets(n, rows))
         if args.profile:
             for ties in ("expected", "trec_eval"):
                 profiles.append(_subprocess(["--stages", ties, "--queries", str(n), "--repeat", str(args.repeat),
                                              *rows_arg]))
+    print()
+    for line in targets:
+        print(f"`{line}`  ")
     for p in profiles:
         print(f"\nstages of one tierank call, {p['queries']:,} x 1,000, ties={p['ties']!r} (median s: wall, CPU):")
         for stage, (t, c) in p["stages"].items():
