@@ -48,6 +48,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from .._threads import in_this_thread
 from ..data.columns import Columns, check_same_id_kinds, normalized
 from ..data.ids import query_codes
 from ..data.join import check_no_repeated_pairs
@@ -68,6 +69,9 @@ __all__ = ["evaluate_file", "evaluate_source", "Driver", "DEFAULT_BLOCK_ROWS", "
 #: blocks are hardly faster: benchmarks/bench_streaming.py).
 DEFAULT_BLOCK_ROWS = 1 << 18
 _EARLY_BLOCKS = 8              # blocks read ahead while the qrels are read
+#: A text run of fewer bytes is read and evaluated in the caller's thread (no read-ahead thread, no
+#: background threads in the join): starting them costs more than they overlap (benchmarks/bench_startup.py)
+SMALL_RUN_BYTES = 1 << 20
 #: Rows per block of a run given as a dict (:func:`evaluate_source`): the working memory stays small (about
 #: 20-30 MB) and the blocks are hardly slower than larger ones (benchmarks/bench_pytrec_eval.py)
 DICT_BLOCK_ROWS = 1 << 17
@@ -235,8 +239,11 @@ def evaluate_file(qrels: Any, run: Any, opts: Options, *, block_rows: int | None
                                 evaluate_block, workers, progress)
     # opened once; a pipe is copied to an anonymous temporary file as it is read, for a second pass
     with open_input(run, spool=not grouped_only) as opened:
-        return _evaluate_source(qrels, trec_source(run, block_rows, progress, opened), opts, grouped_only,
-                                evaluate_block, workers, progress)
+        size = opened.size()   # None: a pipe's
+        small = size is not None and size < SMALL_RUN_BYTES
+        with in_this_thread(small):
+            return _evaluate_source(qrels, trec_source(run, block_rows, progress, opened), opts, grouped_only,
+                                    evaluate_block, workers, progress, early=0 if small else _EARLY_BLOCKS)
 
 
 def evaluate_source(qrels: Any, source: RunSource, opts: Options, *, ahead: int = 0) -> Results:
