@@ -121,12 +121,14 @@ def test_worker_processes_run_without_background_threads(tmp_path, monkeypatch):
 @settings(max_examples=40, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 2 ** 32 - 1), st.booleans(), st.sampled_from([None, "repeat", "bad line"]),
-       st.integers(1, 40), st.sampled_from(["expected", "trec_eval", "input", "random"]))
+       st.integers(1, 40), st.sampled_from(["expected", "trec_eval", "input", "random"]), st.booleans())
 def test_a_small_run_file_in_this_thread_gives_the_same_bits_and_errors(tmp_path, monkeypatch, seed, grouped,
-                                                                          problem, block_rows, ties):
-    """A run file below ``SMALL_RUN_BYTES`` is read and evaluated in the caller's thread (no thread
-    started); one byte larger, by the read-ahead thread and the join's threads: the same values bit for
-    bit, the same warnings, the same error, whatever the blocks (a run not grouped: the second pass)."""
+                                                                          problem, block_rows, ties, gzipped):
+    """A run file below ``SMALL_RUN_BYTES`` (gzip: a fifth of it) is read and evaluated in the caller's
+    thread (no thread started); one byte larger, by the read-ahead thread and the join's threads: the
+    same values bit for bit, the same warnings, the same error, whatever the blocks (a run not grouped:
+    the second pass)."""
+    import gzip
     import threading
 
     import tierank.engine.streamed as streamed
@@ -141,8 +143,9 @@ def test_a_small_run_file_in_this_thread_gives_the_same_bits_and_errors(tmp_path
         lines.insert(int(rng.integers(len(lines) + 1)), "q0 Q0 dx 1 high t")
     if not grouped:
         lines = [lines[i] for i in rng.permutation(len(lines))]
-    run = tmp_path / "run.txt"
-    run.write_text("\n".join(lines) + "\n")
+    run = tmp_path / ("run.txt.gz" if gzipped else "run.txt")
+    run.write_bytes((gzip.compress if gzipped else bytes)(("\n".join(lines) + "\n").encode()))
+    size = run.stat().st_size * (5 if gzipped else 1)
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"{l.split()[0]} 0 {l.split()[2]} {rng.integers(-1, 3)}\n"
                              for l in dict.fromkeys(lines) if rng.random() < 0.5 and "high" not in l) or "q0 0 d0 1\n")
@@ -152,9 +155,9 @@ def test_a_small_run_file_in_this_thread_gives_the_same_bits_and_errors(tmp_path
     start = threading.Thread.start
     monkeypatch.setattr(threading.Thread, "start", lambda self: (started.append(self.name), start(self))[1])
     outcomes = []
-    for threshold in (run.stat().st_size + 1, run.stat().st_size):   # in this thread, then with threads
+    for threshold in (size + 1, size):   # in this thread, then with threads
         monkeypatch.setattr(streamed, "SMALL_RUN_BYTES", threshold)
         started.clear()
         outcomes.append(_outcome(str(qrels), str(run), block_rows=block_rows, ties=ties, bounds=ties == "expected"))
-        assert bool(started) == (threshold == run.stat().st_size)
+        assert bool(started) == (threshold == size)
     _same(*outcomes)
