@@ -45,15 +45,7 @@ def single_threaded() -> None:
 
 @contextmanager
 def in_this_thread(on: bool = True) -> Iterator[None]:
-    """While it lasts (``on``), background threads are off for the work this thread does.
-
-    Examples
-    --------
-    >>> from tierank._threads import background, in_this_thread
-    >>> with in_this_thread():
-    ...     background()
-    False
-    """
+    """While it lasts (``on``), background threads are off for the work this thread does."""
     token = _IN_THIS_THREAD.set(on)
     try:
         yield
