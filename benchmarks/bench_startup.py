@@ -11,7 +11,7 @@ Every run is a fresh process; the two commands of a pair take turns (A B A B ...
 the machine's load hits both alike; each time is the median of ``--repeat`` runs (default 10), with the
 range in brackets. The target is a ratio of at most 1.3x the floor.
 
-    python benchmarks/bench_startup.py [--repeat 10] [--module] [--split]
+    python benchmarks/bench_startup.py [--repeat 10] [--module] [--split] [--instructions]
 
 The command runs the console script installed next to the interpreter (``bin/tierank``), or
 ``python -m tierank`` with ``--module`` (or when there is no script); the output says which, and which
@@ -22,14 +22,21 @@ files every start would compile tierank's sources again (about 0.15 s here).
 ``--split`` also says where the command's time goes, in CPU time (user + system, the medians of the same
 number of runs, taking turns; less moved by the machine's load than wall time): the floor, the floor and
 ``import tierank.cli`` (the modules the command loads before it reads a file), the whole command.
+
+``--instructions`` also counts the instructions of the first pair, one run each under valgrind's callgrind
+(every thread; not the kernel's work, nor waits): the same count from run to run, whatever the machine's
+load, with ``OPENBLAS_NUM_THREADS=1`` (numpy's BLAS thread spins while the floor loads, a count that
+varies) and ``PYTHONHASHSEED=0``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import statistics
+import tempfile
 import subprocess
 import sys
 import time
@@ -85,6 +92,17 @@ def split(commands: list[tuple[str, list[str]]], repeat: int) -> None:
         print(f"| `{label}` | {cpu:.3f} | {cpu / floor:.2f}x |")
 
 
+def instructions(argv: list[str]) -> int:
+    """The instructions ``argv`` executes (all its threads), counted by valgrind's callgrind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        env = {**ENV, "OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv], env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(out) as fh:
+            return int(re.search(r"^(?:summary|totals): (\d+)", fh.read(), re.M)[1])
+
+
 def tierank_command(module: bool) -> tuple[list[str], str]:
     """The command that starts tierank, and how to say it."""
     script = Path(sys.executable).with_name("tierank")
@@ -104,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=10, help="timed runs of each command (default 10)")
     p.add_argument("--module", action="store_true", help="run python -m tierank, not the console script")
     p.add_argument("--split", action="store_true", help="also the CPU time of the floor, the imports, the command")
+    p.add_argument("--instructions", action="store_true", help="also the instructions of the first pair (valgrind)")
     a = p.parse_args(argv)
     py = sys.executable
     tierank, how = tierank_command(a.module)
@@ -138,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         split([('python -c "import numpy, pyarrow.csv"', pairs[0][3]),
                ('python -c "import numpy, pyarrow.csv, tierank.cli"', [py, "-c", "import numpy, pyarrow.csv, tierank.cli"]),
                (pairs[0][0], pairs[0][1])], a.repeat)
+    if a.instructions:
+        label, cmd, floor_label, floor = pairs[0]
+        counts = instructions(cmd), instructions(floor)
+        print(f"\n| instructions of | count | ratio |\n|---|---:|---:|\n| `{label}` | {counts[0]:,} | "
+              f"{counts[0] / counts[1]:.3f}x |\n| `{floor_label}` | {counts[1]:,} | 1x |")
     return 0
 
 

@@ -116,3 +116,48 @@ def test_worker_processes_run_without_background_threads(tmp_path, monkeypatch):
     assert res == tierank.evaluate(qrels, run, ["AP"])
     assert sorted(p.read_text() for p in seen.iterdir()) == ["False", "False"]   # two workers, threads off
     assert threads.background()   # not in the caller
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2 ** 32 - 1), st.booleans(), st.sampled_from([None, "repeat", "bad line"]),
+       st.integers(1, 40), st.sampled_from(["expected", "trec_eval", "input", "random"]), st.booleans())
+def test_a_small_run_file_in_this_thread_gives_the_same_bits_and_errors(tmp_path, monkeypatch, seed, grouped,
+                                                                          problem, block_rows, ties, gzipped):
+    """A run file below ``SMALL_RUN_BYTES`` (gzip: a fifth of it) is read and evaluated in the caller's
+    thread (no thread started); one byte larger, by the read-ahead thread and the join's threads: the
+    same values bit for bit, the same warnings, the same error, whatever the blocks (a run not grouped:
+    the second pass)."""
+    import gzip
+    import threading
+
+    import tierank.engine.streamed as streamed
+
+    rng = np.random.default_rng(seed)
+    n_q = int(rng.integers(1, 8))
+    sizes = rng.integers(1, 20, n_q)
+    lines = [f"q{q} Q0 d{d} 1 {rng.integers(0, 4)} t" for q, k in enumerate(sizes) for d in rng.permutation(30)[:k]]
+    if problem == "repeat":   # a (query, document) pair twice
+        lines.append(lines[int(rng.integers(len(lines)))])
+    elif problem == "bad line":
+        lines.insert(int(rng.integers(len(lines) + 1)), "q0 Q0 dx 1 high t")
+    if not grouped:
+        lines = [lines[i] for i in rng.permutation(len(lines))]
+    run = tmp_path / ("run.txt.gz" if gzipped else "run.txt")
+    run.write_bytes((gzip.compress if gzipped else bytes)(("\n".join(lines) + "\n").encode()))
+    size = run.stat().st_size * (5 if gzipped else 1)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{l.split()[0]} 0 {l.split()[2]} {rng.integers(-1, 3)}\n"
+                             for l in dict.fromkeys(lines) if rng.random() < 0.5 and "high" not in l) or "q0 0 d0 1\n")
+    monkeypatch.setattr(threads, "_SINGLE_THREADED", False)
+    monkeypatch.setattr(threads, "cores", lambda: 2)
+    started = []
+    start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: (started.append(self.name), start(self))[1])
+    outcomes = []
+    for threshold in (size + 1, size):   # in this thread, then with threads
+        monkeypatch.setattr(streamed, "SMALL_RUN_BYTES", threshold)
+        started.clear()
+        outcomes.append(_outcome(str(qrels), str(run), block_rows=block_rows, ties=ties, bounds=ties == "expected"))
+        assert bool(started) == (threshold == size)
+    _same(*outcomes)

@@ -4,19 +4,23 @@ numpy and pyarrow release the GIL in their loops, so on two cores or more the jo
 overlap independent steps on a background thread (:func:`in_background`, the batched kernels of
 :mod:`tierank.engine.core`). A worker process of :mod:`tierank.io.workers` switches this off
 (:func:`single_threaded`): each worker already keeps one core busy, and a thread started for every
-block would only cost its start and the switches. The values are the same either way; only where an
-error is raised differs (at the ``result()`` of the future).
+block would only cost its start and the switches; so does a small run, for its call only
+(:func:`in_this_thread`). The values are the same either way; only where an error is raised differs
+(at the ``result()`` of the future).
 """
 
 from __future__ import annotations
 
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator
 
-__all__ = ["cores", "background", "single_threaded", "in_background", "map_on_two_threads"]
+__all__ = ["cores", "background", "single_threaded", "in_this_thread", "in_background", "map_on_two_threads"]
 
 _SINGLE_THREADED = False
+_IN_THIS_THREAD: ContextVar[bool] = ContextVar("tierank_in_this_thread", default=False)   # per thread
 
 
 def cores() -> int:
@@ -28,14 +32,25 @@ def cores() -> int:
 
 
 def background() -> bool:
-    """Whether work may go to a background thread: two cores or more, and not switched off."""
-    return not _SINGLE_THREADED and cores() >= 2
+    """Whether work may go to a background thread: two cores or more, and not switched off (for the
+    process, or in this thread by :func:`in_this_thread`)."""
+    return not _SINGLE_THREADED and not _IN_THIS_THREAD.get() and cores() >= 2
 
 
 def single_threaded() -> None:
     """Switch background threads off for the rest of this process (a worker process calls it)."""
     global _SINGLE_THREADED
     _SINGLE_THREADED = True
+
+
+@contextmanager
+def in_this_thread(on: bool = True) -> Iterator[None]:
+    """While it lasts (``on``), background threads are off for the work this thread does."""
+    token = _IN_THIS_THREAD.set(on)
+    try:
+        yield
+    finally:
+        _IN_THIS_THREAD.reset(token)
 
 
 def in_background(fn: Callable, *args: Any) -> Future:

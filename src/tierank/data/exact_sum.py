@@ -17,7 +17,6 @@ an infinity gives that infinity. A finite sum beyond the float64 range rounds to
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,7 +47,6 @@ def _limb_totals(v: np.ndarray) -> np.ndarray:
     return totals
 
 
-@dataclass(repr=False)
 class ExactSum:
     """The exact sum of float64 values so far: merge partial sums with ``+``, read with :meth:`value`.
 
@@ -72,11 +70,15 @@ class ExactSum:
     True
     """
 
-    total: int = 0
-    count: int = 0
-    nan: bool = False
-    pos_inf: bool = False
-    neg_inf: bool = False
+    def __init__(self, total: int = 0, count: int = 0, nan: bool = False, pos_inf: bool = False,
+                 neg_inf: bool = False) -> None:
+        self.total, self.count, self.nan, self.pos_inf, self.neg_inf = total, count, nan, pos_inf, neg_inf
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ExactSum):
+            return NotImplemented
+        return (self.total, self.count, self.nan, self.pos_inf, self.neg_inf) == \
+            (other.total, other.count, other.nan, other.pos_inf, other.neg_inf)
 
     @classmethod
     def of(cls, values: Any) -> "ExactSum":

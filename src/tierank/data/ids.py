@@ -20,7 +20,6 @@ the order in which trec_eval compares document ids (as strings, byte by byte).
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,30 +41,28 @@ class HashCollision(Exception):
     """Two different document ids got the same hashed code where it matters: encode them exactly."""
 
 
-@dataclass(repr=False, eq=False)
 class DocCodes:
     """Integer codes of the document ids of a run and its qrels (see the module docstring)."""
 
-    run: np.ndarray
-    qrels: np.ndarray
-    size: int
-    complete: bool = True
-    hashed: bool = False
-    duplicates: Future | None = None
+    def __init__(self, run: np.ndarray, qrels: np.ndarray, size: int, complete: bool = True, hashed: bool = False,
+                 duplicates: Future | None = None) -> None:
+        self.run, self.qrels, self.size, self.complete, self.hashed = run, qrels, size, complete, hashed
+        self.duplicates = duplicates
 
 
 # ------------------------------------------------------------------------------------------- queries
 
 
-@dataclass(repr=False, eq=False)
 class QueryCodes:
     """Integer codes of the query ids of both tables: the run's queries are 0 .. n_run - 1."""
 
-    run: np.ndarray              # int32, one per run row (multiply as int64)
-    qrels: np.ndarray            # int64, one per qrels row
-    labels: np.ndarray           # the id of each code
-    n_run: int
-    run_counts: np.ndarray | None   # rows per run query when the run is grouped by query (codes sorted)
+    def __init__(self, run: np.ndarray, qrels: np.ndarray, labels: np.ndarray, n_run: int,
+                 run_counts: np.ndarray | None) -> None:
+        self.run = run                 # int32, one per run row (multiply as int64)
+        self.qrels = qrels             # int64, one per qrels row
+        self.labels = labels           # the id of each code
+        self.n_run = n_run
+        self.run_counts = run_counts   # rows per run query when the run is grouped by query (codes sorted)
 
 
 def _group_starts(ids: Any) -> np.ndarray:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import warnings
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -55,14 +55,15 @@ __all__ = ["Columns", "JoinedRun", "join_run_qrels", "sorted_label_order"]
 DENSE_KEYS_PER_ROW, DENSE_KEYS_MIN = 4, 1 << 20
 
 
-@dataclass(repr=False, eq=False)
 class JoinedRun:
     """Ranked lists of the evaluated queries with a run, plus the queries scored as empty."""
 
-    ranked: RankedLists
-    labels: np.ndarray          # query ids of ranked, in ranked order (first appearance in the run)
-    empty_labels: np.ndarray    # query ids evaluated with no retrieved item (missing="zero")
-    empty_judged: list[np.ndarray]
+    def __init__(self, ranked: RankedLists, labels: np.ndarray, empty_labels: np.ndarray,
+                 empty_judged: list[np.ndarray]) -> None:
+        self.ranked = ranked
+        self.labels = labels               # query ids of ranked, in ranked order (first appearance in the run)
+        self.empty_labels = empty_labels   # query ids evaluated with no retrieved item (missing="zero")
+        self.empty_judged = empty_judged
 
 
 def join_run_qrels(run: Columns, qrels: Columns, missing: str = "skip",
@@ -124,16 +125,16 @@ def _grouped_argsort(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.argsort(keys)
 
 
-@dataclass(repr=False, eq=False)
 class _QuerySets:
     """Which queries are evaluated (in the run and in the qrels), numbered in run order."""
 
-    in_run: np.ndarray
-    in_qrels: np.ndarray
-    ranked_ids: np.ndarray      # codes of the evaluated queries, in run order
-    new_code: np.ndarray        # code -> number of the evaluated query (-1: not evaluated)
-    notes: list[str]            # warnings, given once the input is known to be valid
-    nothing: bool               # no query to evaluate (an error, once the run is known to be valid)
+    def __init__(self, in_run: np.ndarray, in_qrels: np.ndarray, ranked_ids: np.ndarray, new_code: np.ndarray,
+                 notes: list[str], nothing: bool) -> None:
+        self.in_run, self.in_qrels = in_run, in_qrels
+        self.ranked_ids = ranked_ids   # codes of the evaluated queries, in run order
+        self.new_code = new_code       # code -> number of the evaluated query (-1: not evaluated)
+        self.notes = notes             # warnings, given once the input is known to be valid
+        self.nothing = nothing         # no query to evaluate (an error, once the run is known to be valid)
 
     @classmethod
     def of(cls, queries: QueryCodes, missing: str) -> "_QuerySets":
@@ -311,12 +312,11 @@ def _empty_queries(sets: _QuerySets, qrels_q: np.ndarray, grades: np.ndarray, mi
     return empty_ids, [grades[jo][ptr[i]:ptr[i + 1]] for i in empty_ids]   # one array per empty query
 
 
-@dataclass(repr=False, eq=False)
 class _TrecOrder:
     """The trec_eval order of the ranked items' document ids, computed only when that mode is used."""
 
-    docs: object
-    rows: np.ndarray
+    def __init__(self, docs: object, rows: np.ndarray) -> None:
+        self.docs, self.rows = docs, rows
 
     def __call__(self) -> np.ndarray | list[np.ndarray]:
         return trec_order_key(self.docs, self.rows)

@@ -7,7 +7,6 @@ equal scores never get different ones (checked by a round trip, not assumed).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -20,14 +19,12 @@ __all__ = ["SortKeys", "Blocks"]
 _U32_PAD = 2 ** 32 - 1   # pads uint32 rows: no code
 
 
-@dataclass(repr=False, eq=False)
 class SortKeys:
     """Keys that sort like ``-scores`` within rows, the value that pads rows (sorts last), and the
     score of each key (``hi - key`` for integer ranks, ``-key`` for floats)."""
 
-    keys: np.ndarray
-    pad: object
-    hi: float | None
+    def __init__(self, keys: np.ndarray, pad: object, hi: float | None) -> None:
+        self.keys, self.pad, self.hi = keys, pad, hi
 
     @classmethod
     def of(cls, scores: np.ndarray) -> "SortKeys":
@@ -61,18 +58,16 @@ class SortKeys:
         return None, ranks, ScoresOfRanks(ranks, self.hi)
 
 
-@dataclass(repr=False, eq=False)
 class ScoresOfRanks:
     """The scores of items from their integer ranks: ``hi - rank`` (exact: integer scores < 2**53)."""
 
-    ranks: np.ndarray
-    hi: float
+    def __init__(self, ranks: np.ndarray, hi: float) -> None:
+        self.ranks, self.hi = ranks, hi
 
     def __call__(self, items: np.ndarray) -> np.ndarray:
         return np.subtract(self.hi, self.ranks[items], dtype=np.float64)
 
 
-@dataclass(repr=False, eq=False)
 class Blocks:
     """A run whose rows come grouped by query, laid out as a padded matrix: one row per block.
 
@@ -80,10 +75,9 @@ class Blocks:
     matrix (``flat`` is None when every block is full, so the matrix is a reshape).
     """
 
-    qptr: np.ndarray
-    width: int
-    flat: np.ndarray | None
-    block_code: np.ndarray   # query code of each block
+    def __init__(self, qptr: np.ndarray, width: int, flat: np.ndarray | None, block_code: np.ndarray) -> None:
+        self.qptr, self.width, self.flat = qptr, width, flat
+        self.block_code = block_code   # query code of each block
 
     @classmethod
     def find(cls, codes: np.ndarray, numbered: bool, counts: np.ndarray | None = None) -> "Blocks | None":

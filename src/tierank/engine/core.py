@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -48,15 +48,12 @@ Values = dict[Measure, np.ndarray]
 # ------------------------------------------------------------------------------------------ prepare
 
 
-@dataclass(repr=False, eq=False)
 class PreparedLists:
     """A run joined with its judgments, ``-M``/``-J`` applied: the ranked lists of the queries with
     documents, and the judged grades of the queries scored as empty runs."""
 
-    ranked: RankedLists
-    labels: np.ndarray
-    empty_labels: np.ndarray
-    empty_grades: list
+    def __init__(self, ranked: RankedLists, labels: np.ndarray, empty_labels: np.ndarray, empty_grades: list) -> None:
+        self.ranked, self.labels, self.empty_labels, self.empty_grades = ranked, labels, empty_labels, empty_grades
 
     def restricted(self, opts: Options, judged_only: bool, max_docs: int | None) -> "PreparedLists":
         """The lists with ``-M max_docs`` then ``-J`` applied (:func:`tierank.ties.restrict.restrict`)."""
@@ -89,13 +86,12 @@ def prepare_lists(qrels: Any, run: Any, opts: Options, positions: np.ndarray | i
 # ------------------------------------------------------------------------------------------ evaluate
 
 
-@dataclass(repr=False, eq=False)
 class QueryValues:
     """The values of a batch of queries: their ids (any order) and one array per column of
     :meth:`Options.columns <tierank.engine.options.Options.columns>`, in the order of ``labels``."""
 
-    labels: np.ndarray
-    columns: dict
+    def __init__(self, labels: np.ndarray, columns: dict) -> None:
+        self.labels, self.columns = labels, columns
 
 
 def evaluate_lists(lists: PreparedLists, opts: Options, orderings: TieOrderings | None = None) -> QueryValues:

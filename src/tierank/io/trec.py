@@ -69,7 +69,7 @@ import math
 import os
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -103,21 +103,21 @@ _TEXT_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n\r" + bytes(range(0x80, 0x100))
 _NUMBER_CHARS = b"0123456789.+-eEiInNfFtTyYaA"
 
 
-class _Layout(NamedTuple):
+class _Layout:
     """What one kind of file looks like."""
 
-    kind: str                # "run" or "qrels"
-    fields: str              # the field names, for messages
-    min_fields: int
-    max_fields: int | None   # None: extra fields are ignored
-    qid: int                 # field positions
-    docid: int
-    value: int
-    value_name: str          # "score" or "grade"
-    finite: bool = False     # infinite values are errors (grades; infinite scores tie with each other)
-    negate: bool = False     # the value is a rank: score = -rank
-    header: tuple[str, ...] | None = None   # a first line with these fields is a header, skipped
-    format: str = "trec"     # the name of the format, for messages
+    def __init__(self, kind: str, fields: str, min_fields: int, max_fields: int | None, qid: int, docid: int,
+                 value: int, value_name: str, finite: bool = False, negate: bool = False,
+                 header: tuple[str, ...] | None = None, format: str = "trec") -> None:
+        self.kind = kind                 # "run" or "qrels"
+        self.fields = fields             # the field names, for messages
+        self.min_fields, self.max_fields = min_fields, max_fields   # max None: extra fields are ignored
+        self.qid, self.docid, self.value = qid, docid, value        # field positions
+        self.value_name = value_name     # "score" or "grade"
+        self.finite = finite             # infinite values are errors (grades; infinite scores tie with each other)
+        self.negate = negate             # the value is a rank: score = -rank
+        self.header = header             # a first line with these fields is a header, skipped
+        self.format = format             # the name of the format, for messages
 
 
 _RUN = _Layout("run", "qid Q0 docid rank score tag", 6, None, 0, 2, 4, "score")
@@ -411,18 +411,20 @@ def _engine() -> str:
     return "pyarrow"
 
 
-class _Split(NamedTuple):
+class _Split:
     """The fields of every physical line (row i is line i + 1), as the engines report them."""
 
-    n_rows: int
-    blank: np.ndarray                 # bool per row: no field at all
-    comment: np.ndarray               # bool per row: first field starts with '#'
-    too_few: np.ndarray               # bool per row: fewer than min_fields fields
-    too_many: np.ndarray              # bool per row: more than max_fields fields
-    take: Any                         # take(field_index, rows) -> object ndarray of str
-    ids: Any                          # ids(field_index, rows) -> array of str ids for Columns
-    numbers: Any                      # numbers(field_index, rows) -> float64 ndarray, or None if any is bad
-    texts: Any = None                 # texts(field_index, rows) -> Arrow string array (qrels' grades)
+    def __init__(self, n_rows: int, blank: np.ndarray, comment: np.ndarray, too_few: np.ndarray,
+                 too_many: np.ndarray, take: Any, ids: Any, numbers: Any, texts: Any = None) -> None:
+        self.n_rows = n_rows
+        self.blank = blank           # bool per row: no field at all
+        self.comment = comment       # bool per row: first field starts with '#'
+        self.too_few = too_few       # bool per row: fewer than min_fields fields
+        self.too_many = too_many     # bool per row: more than max_fields fields
+        self.take = take             # take(field_index, rows) -> object ndarray of str
+        self.ids = ids               # ids(field_index, rows) -> array of str ids for Columns
+        self.numbers = numbers       # numbers(field_index, rows) -> float64 ndarray, or None if any is bad
+        self.texts = texts           # texts(field_index, rows) -> Arrow string array (qrels' grades)
 
 
 def _arrow_objects(array: Any, dictionary: bool = False) -> np.ndarray:
@@ -750,16 +752,14 @@ def check_lines(data: bytes, name: str, layout: _Layout, first_line: int = 1,
     return split, rows, values
 
 
-class RanksBefore(NamedTuple):
+class RanksBefore:
     """What the MS MARCO lines before a piece of text leave to it: the query whose lines come just before
     (None: the piece starts with a query's first line), its last rank and its number of lines so far (a
     piece cut inside a query goes on with its ranks), and the queries whose lines are over (``seen``: a
     query's lines are together, so none of them may come back)."""
 
-    query: Any = None
-    rank: float = 0.0
-    lines: int = 0
-    seen: frozenset = frozenset()
+    def __init__(self, query: Any = None, rank: float = 0.0, lines: int = 0, seen: frozenset = frozenset()) -> None:
+        self.query, self.rank, self.lines, self.seen = query, rank, lines, seen
 
     def finished(self) -> "RanksBefore":
         """The same text followed by another query's first line: its last query is over too."""

@@ -40,7 +40,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REL_SUFFIX = re.compile(r"^(?P<base>.+?)-l(?P<rel>\d+(?:\.\d+)?)$")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class ParsedMeasure:
     """The pieces of a measure string, before they are checked against the registry."""
 

@@ -64,7 +64,7 @@ _KINDS = ("plain", "cutoffs", "levels", "param")
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@dataclass(repr=False, eq=False)
 class TrecName:
     """One trec_eval measure a family computes, and how its parameters map to the family's.
 
