@@ -161,3 +161,35 @@ def test_a_small_run_file_in_this_thread_gives_the_same_bits_and_errors(tmp_path
         outcomes.append(_outcome(str(qrels), str(run), block_rows=block_rows, ties=ties, bounds=ties == "expected"))
         assert bool(started) == (threshold == size)
     _same(*outcomes)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["expected", "trec_eval", "input", "random"]),
+       st.sampled_from([None, "nan"]))
+def test_a_dict_of_one_block_in_this_thread_gives_the_same_bits_and_errors(monkeypatch, seed, ties, problem):
+    """A dict run of at most one default block (api.DICT_BLOCK_ROWS rows) is evaluated in the caller's
+    thread; a larger one with the join's threads: the same values bit for bit, the same error."""
+    import tierank.api as api
+    import tierank.io.tables as tables
+
+    rng = np.random.default_rng(seed)
+    run = {f"q{q}": {f"d{d}": float(rng.integers(0, 4)) for d in rng.permutation(30)[:int(rng.integers(1, 20))]}
+           for q in range(int(rng.integers(1, 8)))}
+    if problem == "nan":
+        run["q0"]["d0"] = float("nan")
+    qrels = {q: {d: int(rng.integers(-1, 3)) for d in docs if rng.random() < 0.5} or {"d0": 1} for q, docs in run.items()}
+    rows = sum(map(len, run.values()))
+    monkeypatch.setattr(threads, "_SINGLE_THREADED", False)
+    monkeypatch.setattr(threads, "cores", lambda: 2)
+    seen = []   # whether the run's hashes may go to a worker thread, each time they start
+    real_hashes = tables.SharedHashes
+    monkeypatch.setattr(tables, "SharedHashes", lambda *a, **k: (seen.append(threads.background()), real_hashes(*a, **k))[1])
+    outcomes = []
+    for limit in (rows, rows - 1):   # in this thread, then with threads
+        monkeypatch.setattr(api, "DICT_BLOCK_ROWS", limit)
+        seen.clear()
+        outcomes.append(_outcome(qrels, run, block_rows=7, ties=ties, bounds=ties == "expected"))
+        if problem is None:
+            assert seen and set(seen) == {limit == rows - 1}
+    _same(*outcomes)

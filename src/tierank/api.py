@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ._threads import in_this_thread
 from .embedding_results import EmbeddingResults
 from .embeddings import PRECISIONS, SIMILARITIES, Scorer, make_relevance
 from .embeddings.quantize import FLOAT_PRECISIONS, INT_PRECISIONS, Encoded, as_float_matrix, encode, quantization_ranges
@@ -138,8 +139,11 @@ default="expected"
                                  grouped_only=stream == "grouped", workers=workers if stream is not False else 1)
     if isinstance(run, Mapping) and stream is not False:   # a dict: in blocks of whole queries too
         rows = DICT_BLOCK_ROWS if block_rows is None else check_positive(block_rows, "block_rows")
+        # a dict of at most one default block: in this thread (its threads would overlap less than they cost)
+        small = sum(len(row) for row in run.values() if isinstance(row, Mapping)) <= DICT_BLOCK_ROWS
         try:
-            return evaluate_source(qrels, dict_source(run, rows), opts)
+            with in_this_thread(small):
+                return evaluate_source(qrels, dict_source(run, rows), opts)
         except InputError:   # the whole dict's evaluation raises its error: the first in its order of checks
             pass
     return to_results(evaluate_lists(prepare_lists(qrels, run, opts), opts), opts)
