@@ -217,19 +217,21 @@ def _text_ids(values: np.ndarray, cols: Columns, column: int) -> Any:
     encode, e.g. from bytes decoded with errors="surrogateescape") is refused, naming it."""
     try:
         return pa.array(values, type=pa.large_string())
-    except UnicodeError:   # (from numpy's fixed-width text pyarrow raises a decoding error)
-        i = next(i for i, v in enumerate(values) if _lone_surrogate(v))   # error path
+    except UnicodeError as err:   # (from numpy's fixed-width text pyarrow raises a decoding error)
+        i = next((i for i, v in enumerate(values) if not _has_utf8(v)), None)   # error path
+        if i is None:
+            raise _id_error(cols, column, 0, f"not text that UTF-8 can hold ({err})") from None
         raise _id_error(cols, column, i, f"{str(values[i])!r} holds a lone surrogate, which is not text (it has no "
                                          "UTF-8 form); decode the ids' bytes without errors='surrogateescape'"
                         ) from None
 
 
-def _lone_surrogate(text: str) -> bool:
+def _has_utf8(text: str) -> bool:
     try:
         str(text).encode("utf-8")
     except UnicodeEncodeError:
-        return True
-    return False
+        return False
+    return True
 
 
 def _ids_from_arrow(values: Any, cols: Columns, column: int) -> Any:
