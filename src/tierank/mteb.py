@@ -239,7 +239,7 @@ def _first_dropped(results: Mapping[str, Mapping[str, float]], qrels: Mapping[st
     is each of the tie's with the same chance; ``"lower"``/``"upper"`` keep every grade (their extremes are
     taken over the layers); ``"optimistic"``/``"pessimistic"`` drop the preferred / least preferred
     document first, the highest / lowest grade (unjudged as 0)."""
-    per_query = {}
+    per_query: dict[str, list[tuple[str | None, float]]] = {}   # per query: (document dropped, chance)
     for qid, scores in results.items():
         top = max(scores.values(), default=None)
         tied = [doc for doc, score in scores.items() if score == top]
