@@ -293,3 +293,40 @@ def test_an_id_with_a_lone_surrogate_is_refused_naming_it(run, where):
     with pytest.raises(tierank.InputError, match=where + "$") as err:
         tierank.evaluate({"q1": {"a": 1}}, run, ["map"])
     assert "holds a lone surrogate, which is not text (it has no UTF-8 form)" in str(err.value)
+
+
+@pytest.mark.parametrize("reader", ["compiled", "python"])
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.dictionaries(STR_IDS, TIED_FLOATS, min_size=1, max_size=5), min_size=1, max_size=4),
+       which=st.integers(0, 3), grow=st.booleans())
+def test_a_dict_changed_while_it_is_read_is_refused(reader, rows, which, grow):
+    # rows counted, then one grows or shrinks before its keys are read (another thread): the columns would
+    # not line up (a ValueError from numpy's broadcasting, deep in the join, before)
+    run = {f"q{i}": dict(row) for i, row in enumerate(rows)}
+    row = run[f"q{which % len(run)}"]
+    new_key = next(k for k in ("new", "new2", "new3", "new4", "new5", "new6") if k not in row)
+
+    def change():
+        if grow:
+            row[new_key] = 0.5
+        else:
+            row.pop(next(iter(row)))
+    compiled, typed_ids = tables.string_rows, tables._typed_ids
+    changed = []
+
+    def first_change_then(read):   # the change comes once, just before the first read of ids
+        def reading(ids):
+            if not changed:
+                changed.append(change())
+            return read(ids)
+        return reading
+    try:
+        if reader == "compiled":
+            tables.string_rows = first_change_then(compiled)
+        else:
+            tables.string_rows = None
+            tables._typed_ids = first_change_then(typed_ids)
+        with pytest.raises(tierank.InputError, match=r"^the run dict changed while it was being read"):
+            dict_columns(run, "run")
+    finally:
+        tables.string_rows, tables._typed_ids = compiled, typed_ids

@@ -266,6 +266,8 @@ def pairs_columns(pairs: list, kind: str, unique_keys: bool) -> Columns:
         doc, value, hashes = _plain_rows(*plain, kind)
     else:
         doc, value, hashes = _python_rows(rows, n, kind)
+    if len(doc) != n or len(value) != n:   # rows added or removed since they were counted (another thread)
+        raise InputError(f"the {kind} dict changed while it was being read: give it unchanged for the call")
     # a dict's keys are distinct, and distinct str or int keys stay distinct ids: no pair repeats
     unique = unique_keys and all(map(plain_dict, set(map(type, rows))))
     return Columns(query=query, doc=doc, value=value, source=kind, from_dict=True, unique_pairs=unique,
