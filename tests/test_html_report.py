@@ -16,6 +16,7 @@ from click.testing import CliRunner
 import tierank
 from tierank.cli import main
 from tierank.html_report import report_html, write_report
+from tierank.io.source import TextInput
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "trec_eval")
 QRELS = os.path.join(DATA, "qrels.test")
@@ -318,3 +319,32 @@ def test_cli_report_reads_standard_input_and_parquet_directories(tmp_path):
     result = CliRunner().invoke(main, ["report", "-", "-", "-m", "AP", "-o", str(tmp_path / "x.html")],
                                 input=run_bytes)
     assert result.exit_code == 2 and "'-' (standard input) can be read only once" in result.output
+
+
+def test_cli_report_takes_the_formats_eval_takes(tmp_path):
+    # a qrels file of three fields is refused "say --qrels-format beir", which `tierank report` did not take
+    beir = tmp_path / "qrels.beir"
+    trec = tmp_path / "qrels.trec"
+    with open(QRELS) as f:
+        lines = [line.split() for line in f if line.strip()]
+    beir.write_text("".join(f"{q}\t{d}\t{g}\n" for q, _, d, g in lines))
+    trec.write_text("".join(f"{q} 0 {d} {g}\n" for q, _, d, g in lines))
+    msmarco = tmp_path / "run.msmarco"   # qid docid rank, no score: scored -rank (ranks 1, 2, ... per query)
+    seen: dict = {}
+    with open(RUN) as f:
+        rows = [line.split() for line in f if line.strip()]
+    with open(msmarco, "w") as f:
+        for q, _, d, *_ in rows:
+            seen[q] = seen.get(q, 0) + 1
+            f.write(f"{q}\t{d}\t{seen[q]}\n")
+
+    def page(args):
+        out = tmp_path / "r.html"
+        result = CliRunner().invoke(main, ["report", *args, "-m", "AP", "P@10", "-o", str(out), "--no-plots"])
+        assert result.exit_code == 0, result.output
+        return Page(out.read_text(encoding="utf-8")).table("means")
+    refused = CliRunner().invoke(main, ["report", str(beir), RUN, "-m", "AP", "-o", str(tmp_path / "x.html")])
+    assert refused.exit_code == 2 and "--qrels-format beir" in refused.output
+    assert page([str(beir), RUN, "--qrels-format", "beir"]) == page([str(trec), RUN])
+    want = tierank.evaluate(QRELS, TextInput(str(msmarco), "msmarco"), ["AP"]).mean["AP"]
+    assert page([QRELS, str(msmarco), "--run-format", "msmarco"])["AP"][0].startswith(f"{want:.4f}")

@@ -422,17 +422,13 @@ _FORMAT_OPTIONS = [
 ]
 
 
-def _check_one_stdin(paths: list[str]) -> None:
-    if paths.count("-") > 1:
-        raise click.UsageError("'-' (standard input) can be read only once: give it for one file only")
-
-
 def _text_inputs(qrels: str, runs: Sequence[str], run_format: str | None,
                  qrels_format: str | None) -> tuple[Any, tuple]:
     """The qrels and runs, as :class:`tierank.io.trec.TextInput` where a format is given, the file is
     '-' (standard input, at most once) or it is not a regular file (a pipe, ``/dev/stdin``, ``<(...)``:
     read once, the TextInput keeps its first lines for the run's tag); plain paths otherwise."""
-    _check_one_stdin([qrels, *runs])
+    if [qrels, *runs].count("-") > 1:
+        raise click.UsageError("'-' (standard input) can be read only once: give it for one file only")
 
     def wrap(path: str, fmt: str | None) -> Any:
         once = path != "-" and not os.path.isdir(path) and not os.path.isfile(path)
@@ -694,11 +690,12 @@ class _ReportCommand(_GreedyMeasures):
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimals of the tables.")
 @click.option("--plots/--no-plots", default=True, show_default=True, help="Embed the plots (needs matplotlib).")
-@_options(*_EVAL_OPTIONS[:2])
+@_options(*_EVAL_OPTIONS[:2], *_FORMAT_OPTIONS)
 def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], rel_level: float | None,
                    complete: bool, missing: str | None, output: str, ties: str, seed: int, test: str,
                    alpha: float, correction: str, resamples: int, title: str | None, digits: int, plots: bool,
-                   no_relevant: str = "zero", trec_eval_version: str = "10") -> None:
+                   no_relevant: str = "zero", trec_eval_version: str = "10", run_format: str | None = None,
+                   qrels_format: str | None = None) -> None:
     """Write one self-contained HTML report on RUN(s): means with the range ties allow, significance
     tests between runs, the tie report, plots, and the command and versions that made it.
 
@@ -712,10 +709,9 @@ def report_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...],
     missing_mode = _missing(complete, missing)
     with _errors_to_exit():
         _check_outputs([qrels, *runs], output)   # before any work
-        _check_one_stdin([qrels, *runs])
-        qrels_in, *runs_in = [TextInput(p) if p == "-" else p for p in (qrels, *runs)]   # pipes: paths
+        qrels_in, runs_in = _text_inputs(qrels, runs, run_format, qrels_format)   # '-', pipes, formats
         with recorded_warnings() as caught:
-            page = report_html(qrels_in, runs_in, list(measures) or None, ties=ties, missing=missing_mode,
+            page = report_html(qrels_in, list(runs_in), list(measures) or None, ties=ties, missing=missing_mode,
                                no_relevant=no_relevant, trec_eval_version=int(trec_eval_version),
                                rel_level=_rel(rel_level), seed=seed, test=test, alpha=alpha,
                                correction=correction, n_resamples=resamples, title=title,

@@ -215,20 +215,31 @@ def _is_path(x: Any) -> bool:
     return isinstance(x, (str, bytes)) or hasattr(x, "__fspath__")
 
 
+def _path_of(source: Any) -> str | None:
+    """The path a run or qrels was given by (a TextInput's too), or None (in memory, standard input)."""
+    if isinstance(source, TextInput):
+        source = None if source.is_stdin else source.path
+    if not _is_path(source):
+        return None
+    path = os.fspath(source)
+    return path.decode() if isinstance(path, bytes) else path
+
+
 def _name_runs(runs: Any) -> list[_Run]:
     if isinstance(runs, Mapping):
         out = [_Run(str(k), v) for k, v in runs.items()]
     else:
         runs = list(runs)
-        paths = [os.fspath(r) for r in runs if _is_path(r)]
+        paths = [_path_of(r) for r in runs if _path_of(r) is not None]
         base = [os.path.basename(p) for p in paths]
         full = len(set(base)) < len(base)
         out = []
         for i, r in enumerate(runs):
-            if _is_path(r):
-                name = os.fspath(r) if full else os.path.basename(os.fspath(r))
-            elif isinstance(r, TextInput):
+            path = _path_of(r)
+            if isinstance(r, TextInput) and r.is_stdin:
                 name = r.name
+            elif path is not None:
+                name = path if full else os.path.basename(path)
             else:
                 name = f"run_{i + 1}"
             out.append(_Run(name, r))
@@ -554,12 +565,11 @@ def _version(package: str) -> str:
 
 
 def _file_row(label: str, source: Any) -> list:
-    if isinstance(source, TextInput):
+    if isinstance(source, TextInput) and source.is_stdin:
         return [_e(label), _e(source.name), "", ""]
-    if not _is_path(source):
+    path = _path_of(source)
+    if path is None:
         return [_e(label), _e(f"in memory ({type(source).__name__})"), "", ""]
-    path = os.fspath(source)
-    path = path.decode() if isinstance(path, bytes) else path
     if path == "-" or not os.path.isfile(path):
         return [_e(label), _e(path), "", ""]
     import hashlib
