@@ -230,7 +230,7 @@ def _name_runs(runs: Any) -> list[_Run]:
         out = [_Run(str(k), v) for k, v in runs.items()]
     else:
         runs = list(runs)
-        paths = [_path_of(r) for r in runs if _path_of(r) is not None]
+        paths = [p for p in map(_path_of, runs) if p is not None]
         base = [os.path.basename(p) for p in paths]
         full = len(set(base)) < len(base)
         out = []
