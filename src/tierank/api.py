@@ -18,7 +18,7 @@ from .engine.streamed import DICT_BLOCK_ROWS, evaluate_file, evaluate_source
 from .errors import InputError
 from .hashing.codes import check_pair
 from .hashing.labels import make_grader
-from .io.blocks import dict_source
+from .io.blocks import dict_rows, dict_source
 from .io.source import is_parquet, is_run_file
 from .results import CodeResults, Results
 
@@ -140,7 +140,7 @@ default="expected"
     if isinstance(run, Mapping) and stream is not False:   # a dict: in blocks of whole queries too
         rows = DICT_BLOCK_ROWS if block_rows is None else check_positive(block_rows, "block_rows")
         # a dict of at most one default block: in this thread (its threads would overlap less than they cost)
-        small = sum(len(row) for row in run.values() if isinstance(row, Mapping)) <= DICT_BLOCK_ROWS
+        small = dict_rows(run) <= DICT_BLOCK_ROWS
         try:
             with in_this_thread(small):
                 return evaluate_source(qrels, dict_source(run, rows), opts)

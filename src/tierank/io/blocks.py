@@ -32,7 +32,7 @@ from .tables import check_dict_rows, pairs_columns, plain_dict
 from .workers import worker_count
 
 __all__ = ["trec_blocks", "parquet_blocks", "dict_blocks", "RunSource", "trec_source", "parquet_source", "dict_source",
-           "read_ahead", "bucketed"]
+           "dict_rows", "read_ahead", "bucketed"]
 
 _READ_BYTES = 1 << 22          # bytes read from a text file at a time
 _BATCH_ROWS = 1 << 16          # rows per batch read from a Parquet row group
@@ -615,10 +615,15 @@ def dict_source(obj: Any, block_rows: int) -> RunSource:
     lists each query once, so its blocks are grouped by query; a Mapping whose iteration gives a query
     twice takes the second pass as a file does."""
     def n_buckets() -> int:
-        rows = sum(len(row) for row in obj.values() if isinstance(row, Mapping))
-        return _bucket_count(rows, block_rows)
+        return _bucket_count(dict_rows(obj), block_rows)
     return RunSource(lambda: dict_blocks(obj, block_rows), n_buckets, "run",
                      "give each query id once (a dict does)")
+
+
+def dict_rows(obj: Mapping) -> int:
+    """The rows of a dict ``{qid: {docid: value}}``: its rows' lengths summed (a row that is not a
+    Mapping, an error :func:`dict_blocks` reports, counts none)."""
+    return sum(len(row) for row in obj.values() if isinstance(row, Mapping))
 
 
 def _bucket_count(size: int, per_bucket: int) -> int:
