@@ -35,7 +35,7 @@ import contextlib
 import logging
 import math
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -187,8 +187,8 @@ def p_mrr(original_run: Mapping[str, Mapping[str, float]], new_run: Mapping[str,
             logging.getLogger("mteb._evaluators.retrieval_metrics").warning(
                 f"Query {qid} not found in the runs for calculating p-MRR")
             continue
-        terms = [_mean_rank_score(_ranks(og, f"{qid}-og", doc, ties), _ranks(new, f"{qid}-changed", doc, ties))
-                 for doc in docs]
+        og_ranks, new_ranks = _rank_ranges(og, f"{qid}-og", ties), _rank_ranges(new, f"{qid}-changed", ties)
+        terms = [_mean_rank_score(og_ranks(doc), new_ranks(doc)) for doc in docs]
         if terms:
             per_query.append(math.fsum(terms) / len(terms))
     if not per_query:
@@ -196,23 +196,31 @@ def p_mrr(original_run: Mapping[str, Mapping[str, float]], new_run: Mapping[str,
     return math.fsum(per_query) / len(per_query)
 
 
-def _ranks(run: Mapping[str, float], qid: str, doc: str, ties: str) -> tuple[int, int]:
-    """The first and last rank ``doc`` can take in ``run`` (the same for a fixed order)."""
-    if doc not in run:
-        return len(run) + 1, len(run) + 1   # MTEB's rank of a document the run lacks
-    try:
-        scores = np.array(list(run.values()), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"p-MRR: the scores of query {qid!r} are not all numbers", query=qid) from None
-    if np.isnan(scores).any():
-        raise InputError(f"p-MRR: a score of query {qid!r} is NaN", query=qid)
-    score = float(run[doc])
-    above = int(np.count_nonzero(scores > score))
-    tied = [d for d, s in zip(run, scores.tolist()) if s == score]
-    if ties == "expected":
-        return above + 1, above + len(tied)
-    before = sum(d > doc for d in tied) if ties == "trec_eval" else tied.index(doc)
-    return above + before + 1, above + before + 1
+def _rank_ranges(run: Mapping[str, float], qid: str, ties: str) -> Callable[[str], tuple[int, int]]:
+    """A function of a document: the first and last rank it can take in ``run`` (the same for a fixed
+    order); the run's scores are read and checked once, when a document of the run is first asked for."""
+    read: list = []   # [scores as float64, as floats], once read
+
+    def ranks(doc: str) -> tuple[int, int]:
+        if doc not in run:
+            return len(run) + 1, len(run) + 1   # MTEB's rank of a document the run lacks
+        if not read:
+            try:
+                scores = np.array(list(run.values()), dtype=np.float64)
+            except (TypeError, ValueError):
+                raise InputError(f"p-MRR: the scores of query {qid!r} are not all numbers", query=qid) from None
+            if np.isnan(scores).any():
+                raise InputError(f"p-MRR: a score of query {qid!r} is NaN", query=qid)
+            read.extend([scores, scores.tolist()])
+        scores, floats = read
+        score = float(run[doc])
+        above = int(np.count_nonzero(scores > score))
+        tied = [d for d, s in zip(run, floats) if s == score]
+        if ties == "expected":
+            return above + 1, above + len(tied)
+        before = sum(d > doc for d in tied) if ties == "trec_eval" else tied.index(doc)
+        return above + before + 1, above + before + 1
+    return ranks
 
 
 def _mean_rank_score(og: tuple[int, int], new: tuple[int, int]) -> float:
