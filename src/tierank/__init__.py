@@ -16,7 +16,7 @@ from .errors import InputError, OutputError, TierankError, TierankWarning
 # The public names and the module each comes from. They load when first used (PEP 562), so that
 # ``import tierank`` and the command line load only what they need (docs/architecture.md, "Start-up").
 _LAZY = {
-    "evaluate": "api", "evaluate_matrix": "api", "evaluate_codes": "api", "evaluate_embeddings": "api",
+    "evaluate": "api", "evaluate_matrix": "arrays", "evaluate_codes": "arrays", "evaluate_embeddings": "arrays",
     "EmbeddingResults": "embedding_results", "TieAudit": "embedding_results",
     "compare": "comparison", "Comparison": "comparison",
     "read_run": "io.trec", "read_qrels": "io.trec", "write_run": "io.write", "write_qrels": "io.write",
@@ -71,7 +71,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:   # for type checkers and IDEs: the same names, eagerly
-    from .api import evaluate, evaluate_codes, evaluate_embeddings, evaluate_matrix
+    from .api import evaluate
+    from .arrays import evaluate_codes, evaluate_embeddings, evaluate_matrix
     from .embedding_results import EmbeddingResults, TieAudit
     from .comparison import Comparison, compare
     from .io.trec import read_qrels, read_run

@@ -60,7 +60,8 @@ except ImportError:   # pragma: no cover - the extra is installed in the tests
     raise ImportError("tierank.sentence_transformers needs sentence-transformers: "
                       f"{install_hint('sentence-transformers')}") from None
 
-from .api import evaluate, evaluate_embeddings
+from .api import evaluate
+from .arrays import evaluate_embeddings
 from .errors import InputError
 
 __all__ = ["InformationRetrievalEvaluator", "PerQuery", "PRECISIONS", "FLOAT_PRECISIONS", "TIES", "MEASURES"]

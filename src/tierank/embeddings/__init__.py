@@ -1,6 +1,6 @@
 """Dense and quantized embeddings: exact scores in every precision, and sentence-transformers' quantization.
 
-:func:`tierank.evaluate_embeddings` (in ``tierank.api``, above this package) ranks the whole corpus for
+:func:`tierank.evaluate_embeddings` (in ``tierank.arrays``, above this package) ranks the whole corpus for
 every query by exact scores (``tierank.embeddings.scores``), so ties are the real ties of the precision:
 
 >>> import numpy as np, tierank

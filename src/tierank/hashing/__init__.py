@@ -26,12 +26,12 @@ __all__ = ["evaluate_codes", "CodeResults", "pack_codes", "unpack_codes", "hammi
 
 
 def __getattr__(name: str) -> Any:
-    """``evaluate_codes`` and ``CodeResults`` live above this package (in :mod:`tierank.api` and
+    """``evaluate_codes`` and ``CodeResults`` live above this package (in :mod:`tierank.arrays` and
     :mod:`tierank.results`), which builds on it: they load when first asked for (PEP 562), as in
     :mod:`tierank`."""
     if name in ("evaluate_codes", "CodeResults"):
         import importlib
 
-        module = importlib.import_module("tierank.api" if name == "evaluate_codes" else "tierank.results")
+        module = importlib.import_module("tierank.arrays" if name == "evaluate_codes" else "tierank.results")
         return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
