@@ -22,7 +22,7 @@ C's ``strtod`` reads it in trec_eval.
 from __future__ import annotations
 
 from decimal import Decimal
-from fractions import Fraction
+from numbers import Integral, Rational
 from typing import Any
 
 import numpy as np
@@ -141,7 +141,9 @@ def inexact_problem(value: Any) -> str:
     """
     shown = repr(int(value)) if isinstance(value, (int, np.integer)) else repr(value)
     nearest = _float_or_nan(value)
-    exact_text = isinstance(value, (Decimal, Fraction))   # 0.1 would look like Decimal("0.1"): all digits
+    # a Decimal or a Fraction (a Rational that is not an integer) is shown with all the digits of the nearest
+    # float64: 0.1 would look like Decimal("0.1")  (fractions is not imported here: 1 ms of the command's start)
+    exact_text = isinstance(value, Decimal) or (isinstance(value, Rational) and not isinstance(value, Integral))
     near = ("it is beyond float64's range" if nearest != nearest or abs(nearest) == float("inf")
             else f"the nearest float64 is {Decimal(nearest) if exact_text else repr(nearest)}")
     return (f"is {shown}, which float64 cannot hold exactly ({near}): distinct values would become equal; "

@@ -11,7 +11,6 @@ order of the list, so every tie mode gives the same value.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -73,6 +72,8 @@ def utility(g: TieStats, m: Measure) -> np.ndarray:
 
 def _exact_utility(m: Measure, coefficients: tuple, H: int, n: int, R: int, query: int) -> float:
     """Utility of one query in exact rational arithmetic, rounded once; a QueryError beyond float64."""
+    from fractions import Fraction   # here: only for the rare query whose float64 sum is not exact (1 ms to import)
+
     a, b, c, d, N = (Fraction(x) for x in coefficients)
     exact = a * H + b * (n - H) + c * (R - H) + d * (N + H - n - R)
     try:
