@@ -12,12 +12,14 @@ block would only cost its start and the switches; so does a small run, for its c
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
-__all__ = ["cores", "background", "single_threaded", "in_this_thread", "in_background", "map_on_two_threads"]
+# concurrent.futures is imported where a thread starts: a small run never starts one (1 ms of the command's start)
+
+__all__ = ["cores", "background", "single_threaded", "in_this_thread", "Pending", "in_background",
+           "map_on_two_threads"]
 
 _SINGLE_THREADED = False
 _IN_THIS_THREAD: ContextVar[bool] = ContextVar("tierank_in_this_thread", default=False)   # per thread
@@ -53,9 +55,32 @@ def in_this_thread(on: bool = True) -> Iterator[None]:
         _IN_THIS_THREAD.reset(token)
 
 
-def in_background(fn: Callable, *args: Any) -> Future:
+class Pending(Protocol):
+    """What :func:`in_background` gives: ``result()`` returns the value of the call or raises its exception
+    (a ``concurrent.futures.Future``, or the outcome of a call already made)."""
+
+    def result(self) -> Any: ...
+
+
+class _Done:
+    """The outcome of a call made here and now, read as a future's: ``result()`` returns or raises."""
+
+    def __init__(self, fn: Callable, args: tuple) -> None:
+        self._error: Exception | None = None
+        try:
+            self._value = fn(*args)
+        except Exception as err:   # noqa: BLE001 - raised by result(), as from a thread
+            self._error = err
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def in_background(fn: Callable, *args: Any) -> Pending:
     """Run ``fn(*args)`` on a worker thread, or here and now when :func:`background` is False; either
-    way its value or its exception comes from the future's ``result()``.
+    way its value or its exception comes from ``result()``.
 
     Examples
     --------
@@ -64,12 +89,9 @@ def in_background(fn: Callable, *args: Any) -> Future:
     6
     """
     if not background():
-        done: Future = Future()
-        try:
-            done.set_result(fn(*args))
-        except Exception as err:   # noqa: BLE001 - raised by result(), as from a thread
-            done.set_exception(err)
-        return done
+        return _Done(fn, args)
+    from concurrent.futures import ThreadPoolExecutor
+
     pool = ThreadPoolExecutor(max_workers=1)
     try:
         return pool.submit(fn, *args)
@@ -88,5 +110,7 @@ def map_on_two_threads(fn: Callable, *iterables: Any) -> list:
     """
     if not background():
         return list(map(fn, *iterables))
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(fn, *iterables))

@@ -19,13 +19,12 @@ the order in which trec_eval compares document ids (as strings, byte by byte).
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from .._threads import in_background, map_on_two_threads
+from .._threads import Pending, in_background, map_on_two_threads
 from .arrow import cast, compute, from_numpy, index_in, take, to_numpy, to_objects
 from .columns import is_integer_ids
 from .strings import string_hashes, string_sort_key, strings_equal
@@ -45,7 +44,7 @@ class DocCodes:
     """Integer codes of the document ids of a run and its qrels (see the module docstring)."""
 
     def __init__(self, run: np.ndarray, qrels: np.ndarray, size: int, complete: bool = True, hashed: bool = False,
-                 duplicates: Future | None = None) -> None:
+                 duplicates: Pending | None = None) -> None:
         self.run, self.qrels, self.size, self.complete, self.hashed = run, qrels, size, complete, hashed
         self.duplicates = duplicates
 

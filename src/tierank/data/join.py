@@ -34,12 +34,11 @@ sorted row by row in a padded matrix (:mod:`tierank.data.layout`).
 from __future__ import annotations
 
 import warnings
-from concurrent.futures import Future
 from dataclasses import replace
 
 import numpy as np
 
-from .._threads import in_background
+from .._threads import Pending, in_background
 from ..errors import InputError, TierankWarning, param_text
 from .columns import Columns, check_same_id_kinds, is_integer_ids, normalized
 from .ids import (DocCodes, HashCollision, QueryCodes, SharedHashes, exact_string_codes, first_duplicate,
@@ -183,7 +182,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
     n_docs = codes.size
 
     # every run row, evaluated query or not, obeys the duplicate rule
-    duplicates: Future | None = codes.duplicates
+    duplicates: Pending | None = codes.duplicates
     repeats_checked = run.unique_pairs or duplicates is not None or not codes.complete
     keep_rows = None
     if not sets.all_run_queries_evaluated:   # rows of unjudged queries leave now, checked first
@@ -271,7 +270,7 @@ def _join(run: Columns, qrels: Columns, missing: str, exact: bool) -> JoinedRun:
 
 def _start_ranking(run_q: np.ndarray, run_d: np.ndarray, scores: np.ndarray, n_docs: int, queries: QueryCodes,
                    keep_rows: np.ndarray | None, new_code: np.ndarray, check_repeats: bool
-                   ) -> Future | None:
+                   ) -> Pending | None:
     """For a run grouped by query, on a worker thread (during the judged lookup): the repeat check
     (when asked; sorted blocks show a document twice), the sort keys and the sort of the blocks,
     ``(repeated, order, qptr, keys)``. None for other runs, which :func:`sort_ranked` sorts afterwards."""

@@ -20,13 +20,12 @@ functions on their part of the queries. The path of one call: docs/architecture.
 from __future__ import annotations
 
 import math
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from .._threads import background
+from .._threads import Pending, background
 from ..data.join import join_run_qrels, sorted_label_order
 from ..data.ranked import RankedLists
 from ..errors import InputError, param_text
@@ -348,8 +347,8 @@ class _BatchedKernels:
 
     def __init__(self, measures: list[Measure]) -> None:
         self.measures = measures
-        self._done: list[tuple[TieStats, Any, Future | None]] = []
-        self._pool: ThreadPoolExecutor | None = None
+        self._done: list[tuple[TieStats, Any, Pending | None]] = []
+        self._pool: Any = None   # a ThreadPoolExecutor, made when the first batch starts
 
     def __enter__(self) -> "_BatchedKernels":
         return self
@@ -364,6 +363,8 @@ class _BatchedKernels:
             return
         for batch in dict.fromkeys(m.family.batch for m in self.measures if m.family.batch is not None):
             if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor   # here: a small run never starts a thread
+
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tierank-batch")
             future = self._pool.submit(batch, groups, self._sharing(batch))
             self._done.append((groups, batch, future))

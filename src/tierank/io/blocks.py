@@ -8,11 +8,12 @@ by query (:func:`bucketed`). How blocks are cut: see :mod:`tierank.engine.stream
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import queue
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from collections.abc import Mapping
 from typing import Any, Callable, Generator, Iterator
 
@@ -56,14 +57,13 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any,
     checks that ``data`` is text, then calls ``meanwhile()`` (the reader reads on). The text check's
     error comes first, as when the whole file is read."""
     parsing = in_background(trec.columns_of_lines, data, name, layout, first_line, ranks_before)
-    from concurrent.futures import wait
-
     try:
         trec.check_text(data, name, first_line)
         if meanwhile is not None:
             meanwhile()
     except BaseException:
-        wait([parsing])   # the parse ends before the error leaves (its own error is not the first)
+        with contextlib.suppress(Exception):   # the parse ends before the error leaves (its own is not the first)
+            parsing.result()
         raise
     return parsing.result()
 
@@ -546,16 +546,16 @@ class read_ahead:   # noqa: N801 - used as a function returning an iterator
             self.reader.join()
 
 
-@dataclass(repr=False, eq=False)
 class RunSource:
     """A run file: its blocks, how many buckets a second pass needs, what to say when it is not grouped."""
 
-    blocks: Callable[[], Iterator[Block]]
-    n_buckets: Callable[[], int]
-    name: str
-    sort_hint: str
-    # workers -> (rows, one callable giving the blocks of each worker): a run split between processes
-    parts: Callable[[int | None], tuple[int, list[Callable[[], Iterator[Block]]]]] | None = None
+    def __init__(self, blocks: Callable[[], Iterator[Block]], n_buckets: Callable[[], int], name: str,
+                 sort_hint: str,
+                 parts: Callable[[int | None], tuple[int, list[Callable[[], Iterator[Block]]]]] | None = None
+                 ) -> None:
+        self.blocks, self.n_buckets, self.name, self.sort_hint = blocks, n_buckets, name, sort_hint
+        # workers -> (rows, one callable giving the blocks of each worker): a run split between processes
+        self.parts = parts
 
 
 def trec_source(path: Any, block_rows: int, progress: bool | None, opened: Input) -> RunSource:
