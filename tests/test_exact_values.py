@@ -148,8 +148,10 @@ def test_parquet_decimal_and_uint64_columns(tmp_path, stream):
 
 
 def test_fractions_are_exact_or_an_error():
-    with pytest.raises(InputError, match=MESSAGE.format(r"Fraction\(1, 3\)")):
+    with pytest.raises(InputError, match=MESSAGE.format(r"Fraction\(1, 3\)")) as caught:
         _ap({"q": {"b": 0.3333333333333333, "a": Fraction(1, 3)}})
+    # an exact value is shown beside every digit of its nearest float64, as a Decimal is
+    assert f"the nearest float64 is {Decimal(float(Fraction(1, 3)))})" in str(caught.value)
     assert _ap({"q": {"b": 0.25, "a": Fraction(1, 2)}}) == 1.0
 
 
