@@ -18,7 +18,6 @@ import platform
 import sys
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -83,13 +82,14 @@ footer { margin-top: 3rem; font-size: .85rem; color: var(--muted); }
 """
 
 
-@dataclass(repr=False, eq=False)   # neither is used (each generated method is compiled at import)
 class _Run:
-    name: str
-    source: Any
-    results: Any = None
-    ties: Any = None
-    notes: list = field(default_factory=list)
+    """A run of the report: its name, its source, and what the report finds (results, tie report, notes)."""
+
+    def __init__(self, name: str, source: Any) -> None:
+        self.name, self.source = name, source
+        self.results: Any = None
+        self.ties: Any = None
+        self.notes: list = []
 
 
 # ----------------------------------------------------------------------------------------- building

@@ -59,7 +59,6 @@ def _same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
-@dataclass(repr=False, eq=False)   # neither is used (each generated method is compiled at import)
 class QueryTable:
     """Per-query values as numpy arrays: what a ``per_query``-shaped DataFrame of :class:`Results` is
     built from when first read.
@@ -67,10 +66,9 @@ class QueryTable:
     ``ids``: the query ids, one per row (the DataFrame's index, named ``name``; with ``as_str`` of
     pandas' ``str`` dtype); ``columns``: one array per measure, named as the measure was written."""
 
-    ids: np.ndarray
-    columns: dict[str, np.ndarray]
-    name: str = "query_id"
-    as_str: bool = False
+    def __init__(self, ids: np.ndarray, columns: dict[str, np.ndarray], name: str = "query_id",
+                 as_str: bool = False) -> None:
+        self.ids, self.columns, self.name, self.as_str = ids, columns, name, as_str
 
     def __getitem__(self, column: str) -> np.ndarray:
         return self.columns[column]

@@ -95,7 +95,7 @@ def check_positive(value: Any, name: str) -> int:
     return int(value)
 
 
-@dataclass(frozen=True, repr=False, eq=False)   # never shown, compared nor hashed
+@dataclass(repr=False, eq=False)   # never shown, compared nor hashed; dataclasses.replace makes the changed copies
 class Options:
     """The checked options of one evaluation: what every layer below the entry points reads.
 

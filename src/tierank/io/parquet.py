@@ -303,17 +303,16 @@ def row_columns(cols: pd.DataFrame | Columns, kind: str, first_row: int, files: 
                        files=tuple(files), starts=starts)
 
 
-@dataclass(repr=False, eq=False)   # neither is used (each generated method is compiled at import)
 class ParquetRun:
     """The files of a Parquet run, their column names, rows and row groups."""
 
-    files: list[str]
-    names: tuple[str, str, str]
-    readers: list[Any]
-    sizes: np.ndarray      # rows of each file
-    starts: np.ndarray     # first dataset row of each file
-    groups: np.ndarray     # (file, row group, first dataset row, rows) of each row group, in dataset order
-    plain: bool = False    # the columns are plain numbers (:func:`_plain_numbers`) and the run has scores
+    def __init__(self, files: list[str], names: tuple[str, str, str], readers: list[Any], sizes: np.ndarray,
+                 starts: np.ndarray, groups: np.ndarray, plain: bool = False) -> None:
+        self.files, self.names, self.readers = files, names, readers
+        self.sizes = sizes      # rows of each file
+        self.starts = starts    # first dataset row of each file
+        self.groups = groups    # (file, row group, first dataset row, rows) of each row group, in dataset order
+        self.plain = plain      # the columns are plain numbers (:func:`_plain_numbers`) and the run has scores
 
     @classmethod
     def open(cls, path: Any) -> "ParquetRun":

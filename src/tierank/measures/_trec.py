@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InputError, TierankWarning
@@ -64,7 +63,6 @@ _KINDS = ("plain", "cutoffs", "levels", "param")
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 
-@dataclass(repr=False, eq=False)
 class TrecName:
     """One trec_eval measure a family computes, and how its parameters map to the family's.
 
@@ -92,14 +90,11 @@ class TrecName:
         expressible under this trec_eval name).
     """
 
-    name: str
-    kind: str = "plain"
-    default: Any = None
-    preset: tuple = ()
-    per_query: bool = True
-    sets: tuple = ()
-    bind: Callable[[Any], dict] | None = None
-    show: Callable[[dict], Any] | None = None
+    def __init__(self, name: str, kind: str = "plain", default: Any = None, preset: tuple = (),
+                 per_query: bool = True, sets: tuple = (), bind: Callable[[Any], dict] | None = None,
+                 show: Callable[[dict], Any] | None = None) -> None:
+        self.name, self.kind, self.default, self.preset = name, kind, default, preset
+        self.per_query, self.sets, self.bind, self.show = per_query, sets, bind, show
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:

@@ -13,7 +13,6 @@ accumulated in extended precision, so a group costs O(1) whatever its size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
@@ -201,15 +200,15 @@ def position_sum(f: PositionFn, start: np.ndarray, count: np.ndarray) -> np.ndar
     return out
 
 
-@dataclass(repr=False, eq=False)
 class Cut:
     """Where a per-query cutoff ``K`` (1 <= K <= n) falls: the cut group and its slots."""
 
-    K: np.ndarray      # cutoff per query
-    group: np.ndarray  # global index of the cut group c(K)
-    t: np.ndarray      # t_{c-1}: items of the query before the cut group
-    m: np.ndarray      # slots of the cut group inside the top K
-    n: np.ndarray      # n_c: size of the cut group
+    def __init__(self, K: np.ndarray, group: np.ndarray, t: np.ndarray, m: np.ndarray, n: np.ndarray) -> None:
+        self.K = K            # cutoff per query
+        self.group = group    # global index of the cut group c(K)
+        self.t = t            # t_{c-1}: items of the query before the cut group
+        self.m = m            # slots of the cut group inside the top K
+        self.n = n            # n_c: size of the cut group
 
 
 class Judged:

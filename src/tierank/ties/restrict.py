@@ -15,7 +15,7 @@ the query and the tie: the documents evaluated would depend on a tie-break those
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -30,14 +30,13 @@ __all__ = ["RestrictedLists", "restrict"]
 _FIXED = ("input", "trec_eval", "random")
 
 
-@dataclass(repr=False, eq=False)
 class RestrictedLists:
     """Ranked lists after ``-M``/``-J``: queries left with no document move to the empty ones."""
 
-    ranked: RankedLists
-    labels: np.ndarray
-    emptied_labels: np.ndarray
-    emptied_judged: list[np.ndarray]
+    def __init__(self, ranked: RankedLists, labels: np.ndarray, emptied_labels: np.ndarray,
+                 emptied_judged: list[np.ndarray]) -> None:
+        self.ranked, self.labels = ranked, labels
+        self.emptied_labels, self.emptied_judged = emptied_labels, emptied_judged
 
 
 def _check_max_docs(max_docs: Any) -> int | None:
