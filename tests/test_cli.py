@@ -21,7 +21,7 @@ import tierank.io.trec as trec
 from tierank.cli import _Progress, main
 from tierank.formats import shown_measures
 from tierank.measures import expand
-from tierank.measures._registry import _split_measure_list
+from tierank.measures._registry import FAMILY_MODULES, _split_measure_list
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
@@ -178,9 +178,14 @@ def test_malformed_file_in_a_real_process(tmp_path):
 @pytest.mark.parametrize("fmt", ["table", "trec"])
 def test_the_command_loads_no_pandas(fmt):
     # start-up (docs/architecture.md): evaluating a run file and printing means loads none of these
-    # (csv, unicodedata, shlex: only to write CSV, escape text, quote an option in a message), and the
+    # (csv, unicodedata, shlex: only to write CSV, escape text, quote an option in a message; fractions and
+    # concurrent.futures: only for an inexact sum and a thread; the entry points for arrays; the measure
+    # families after the last one -m names: map is in the second module, P in the first), and the
     # collector, off while the modules load (tierank/__main__.py), is on again
-    heavy = ("pandas", "pyarrow.compute", "numpy.ma", "scipy", "matplotlib", "tqdm", "csv", "unicodedata", "shlex")
+    families = tuple(f"tierank.measures.{name}" for name in FAMILY_MODULES[2:])
+    heavy = ("pandas", "pyarrow.compute", "numpy.ma", "scipy", "matplotlib", "tqdm", "csv", "unicodedata", "shlex",
+             "fractions", "concurrent.futures", "tierank.arrays", "tierank.engine.blocked", "tierank.embeddings",
+             "tierank.hashing", *families)
     code = ("import atexit, gc, runpy, sys\n"
             f"atexit.register(lambda: print([m for m in {heavy!r} if m in sys.modules], gc.isenabled(),"
             " file=sys.stderr))\n"

@@ -338,13 +338,26 @@ def _exit_on_sigterm(ctx: click.Context) -> None:
     ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, previous))
 
 
+class _MeasuresOption(click.Option):
+    """``-m``: its help ends with every measure's name, read from the registry when the help is read (at
+    import it would import every family's module: docs/architecture.md, "Start-up")."""
+
+    @property   # type: ignore[override]
+    def help(self) -> str | None:
+        return self._help and self._help + ", ".join(measure_names()) + "."
+
+    @help.setter
+    def help(self, text: str | None) -> None:
+        self._help = text
+
+
 _COMMON_OPTIONS = [
-    click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+    click.option("-m", "--measure", "measures", cls=_MeasuresOption, multiple=True, metavar="MEASURE",
                  help="Measure(s): nDCG@10, AP, P(rel=2)@5, ranx names (ndcg@10, map@100-l2), trec_eval names "
                       "with parameters (ndcg_cut.10, P.5,10, map, utility.2,-1,0,0), trec_eval's sets "
                       "'official', 'all_trec' and 'set'. Repeat -m or list several after one -m. "
                       "Default: trec_eval's default set (official). `tierank measures` lists every "
-                      "measure: " + ", ".join(measure_names()) + "."),
+                      "measure: "),
     click.option("-l", "--rel-level", type=_REAL, default=None, metavar="N",
                  help="Relevance level: grades >= N are relevant, for every measure with a rel parameter "
                       "that does not set it (like trec_eval -l; nDCG gains are unchanged)."),

@@ -1,32 +1,102 @@
-"""The registry of measure families and :func:`parse_measure`."""
+"""The registry of measure families and :func:`parse_measure`.
+
+The families are declared in the modules of this package named by :data:`FAMILY_MODULES`, each in its own
+``FAMILIES`` list. A module is imported when the registry is first asked for a name that no module imported
+so far declares: the next modules, in registry order, until one does (``-m map`` imports two of the
+sixteen); reading the whole registry (iterating, ``len``, a name no module declares) imports them all. Every
+answer is the one a registry built from all the modules gives; only the start-up differs
+(docs/architecture.md, "Start-up"). This is the registry's half of the one mechanism of lazy loading.
+"""
 
 from __future__ import annotations
 
 import copyreg
 import difflib
+import importlib
 import re
+import threading
 import warnings
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping
+from typing import Any, Iterable, Sequence
 
 from ..errors import InputError, TierankWarning, param_text
-from . import ap, bing, bpref, counting, dcg, err, gain_g, infap, iprec, judged, ndcg_rel, rbp, relstring, rndcg, rr, sets
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
-from ._trec import TREC_EVAL_TABLE, TREC_SETS, TrecName, split_trec_text
+from ._trec import TREC_EVAL_TABLE, TREC_SETS, split_trec_text
 from .radius import RADIUS_FAMILIES
 
-__all__ = ["REGISTRY", "TREC_INDEX", "registered_family", "parse_measure", "parse_measures", "measure_names",
-           "did_you_mean", "expand", "expand_trec", "ExpandedMeasures", "trec_output_name", "trec_order", "trec_prints_per_query", "trec_set"]
+__all__ = ["FAMILY_MODULES", "REGISTRY", "TREC_INDEX", "registered_family", "parse_measure", "parse_measures",
+           "measure_names", "did_you_mean", "expand", "expand_trec", "ExpandedMeasures", "trec_output_name",
+           "trec_order", "trec_prints_per_query", "trec_set"]
 
-REGISTRY: dict[str, MeasureFamily] = {
-    f.name: f for module in (counting, ap, rr, dcg, ndcg_rel, rndcg, gain_g, err, judged, sets, rbp, bpref, infap, bing, iprec, relstring) for f in module.FAMILIES
-}
+#: the modules of this package that declare families (a ``FAMILIES`` list each), in registry order: the
+#: order of ``tierank measures`` and of the measure table
+FAMILY_MODULES = ("counting", "ap", "rr", "dcg", "ndcg_rel", "rndcg", "gain_g", "err", "judged", "sets", "rbp",
+                  "bpref", "infap", "bing", "iprec", "relstring")
 
-_LOOKUP: dict[str, tuple[MeasureFamily, dict]] = {}
-for _family in REGISTRY.values():
-    _LOOKUP[_family.name.lower()] = (_family, {})
-    for _alias, _preset in _family.aliases:
-        _LOOKUP[_alias.lower()] = (_family, _preset)
+
+class _Table(Mapping):
+    """One table of the registry: asked for a key it does not hold yet, it has the next family modules
+    imported until one declares the key (a dict's answers otherwise); iterated or measured, all of them."""
+
+    def __init__(self, tables: "_Tables") -> None:
+        self.tables = tables
+        self.known: dict = {}
+
+    def __getitem__(self, key: Any) -> Any:
+        while key not in self.known and self.tables.import_next():
+            pass
+        return self.known[key]
+
+    def __iter__(self) -> Iterator:
+        self.tables.import_all()
+        return iter(self.known)
+
+    def __len__(self) -> int:
+        self.tables.import_all()
+        return len(self.known)
+
+
+class _Tables:
+    """The registry's tables, filled with the families of ``modules`` one module at a time, in order:
+    ``families`` (name -> family), ``lookup`` (lower-case name or alias -> (family, the parameters the alias
+    fixes)), ``trec`` (trec_eval name -> (family, its declaration))."""
+
+    def __init__(self, modules: Sequence[str]) -> None:
+        self.modules = modules
+        self.imported = 0   # how many of the modules are in the tables
+        self.families, self.lookup, self.trec = _Table(self), _Table(self), _Table(self)
+        self._lock = threading.RLock()   # two threads asking at once enter a module once
+
+    def import_next(self) -> bool:
+        """Import the next module and enter its families; False when every module is in already."""
+        with self._lock:
+            if self.imported == len(self.modules):
+                return False
+            for family in importlib.import_module(f"{__package__}.{self.modules[self.imported]}").FAMILIES:
+                self.families.known[family.name] = family
+                self.lookup.known[family.name.lower()] = (family, {})
+                for alias, preset in family.aliases:
+                    self.lookup.known[alias.lower()] = (family, preset)
+                for trec in family.trec:
+                    if trec.name in self.trec.known:
+                        raise RuntimeError(f"trec_eval measure {trec.name!r} declared by "
+                                           f"{self.trec.known[trec.name][0].name} and {family.name}")
+                    self.trec.known[trec.name] = (family, trec)
+            self.imported += 1
+            return True
+
+    def import_all(self) -> None:
+        while self.import_next():
+            pass
+
+
+_TABLES = _Tables(FAMILY_MODULES)
+#: family name -> family, in registry order (a read-only mapping)
+REGISTRY = _TABLES.families
+_LOOKUP = _TABLES.lookup
+#: trec_eval name -> (the family computing it, its declaration)
+TREC_INDEX = _TABLES.trec
 
 
 def registered_family(name: str, radius: bool) -> MeasureFamily | None:
@@ -45,15 +115,6 @@ def _reduce_family(family: MeasureFamily) -> tuple:
 
 copyreg.pickle(MeasureFamily, _reduce_family)
 
-
-# trec_eval name -> (the family computing it, its declaration)
-TREC_INDEX: dict[str, tuple[MeasureFamily, TrecName]] = {}
-for _family in REGISTRY.values():
-    for _trec in _family.trec:
-        if _trec.name in TREC_INDEX:
-            raise RuntimeError(f"trec_eval measure {_trec.name!r} declared by {TREC_INDEX[_trec.name][0].name} "
-                               f"and {_family.name}")
-        TREC_INDEX[_trec.name] = (_family, _trec)
 
 # trec_eval names that are not measures of a family (runid: the run's tag)
 TREC_PSEUDO = frozenset({"runid"})
@@ -380,7 +441,7 @@ def expand(measures: "str | Sequence[str]", *, rel_level: float | None = None) -
             tokens.extend(_trec_set_members(token))
     # a bare trec_eval name yields to the same name given with parameters (trec_eval's rule)
     with_params = {token.split(".", 1)[0] for token in tokens if "." in token}
-    tokens = [t for t in tokens if not (t in TREC_INDEX and t in with_params)]
+    tokens = [t for t in tokens if not (t in with_params and t in TREC_INDEX)]
     items: dict[str, Measure] = {}
     trec_names: dict[str, str | None] = {}
     pseudo: set[str] = set()

@@ -230,9 +230,9 @@ def split_trec_text(text: str, names: Any) -> tuple[str, str | None, bool] | Non
     ``("ndcg_cut", "10", True)``; not a trec_eval spelling -> None.
     """
     text = text.strip()
-    if text in names:
-        return text, None, False
     base, dot, rest = text.partition(".")
+    if not dot and text in names:   # no trec_eval name holds a dot: a text with one is looked up by its base
+        return text, None, False
     if dot and base in names:
         if not rest:
             raise InputError(f"measure {text!r}: nothing after the dot; e.g. '{base}.10'")
