@@ -6,7 +6,9 @@
 3. no module imports a ``_private`` name from another tierank module or reads ``module._private`` (private
    modules are fine: ``from . import _engines``, ``from ._kernel import name``);
 4. no import cycles among the modules of src/tierank, function-level imports included;
-5. no ``X.family.<field>`` reads outside src/tierank/measures/ and src/tierank/engine/.
+5. no ``X.family.<field>`` reads outside src/tierank/measures/ and src/tierank/engine/;
+6. a module is imported by name (``importlib.import_module``, ``__import__``) only by the one mechanism of
+   lazy loading: a package face's module-level ``__getattr__`` (PEP 562) and the measure registry.
 
 Every check is a function of a repository root that returns its violations as ``path:line: what`` lines;
 each has a test on the real tree and a test on a small tree in tmp_path that breaks it.
@@ -26,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "tierank"
 #: where measure knowledge may be read field by field (rule 5)
 FAMILY_READERS = ("measures", "engine")
+#: who may import a module by name (rule 6): a package face in its module-level __getattr__, the registry anywhere
+LAZY_LOADERS = {"tierank": "__getattr__", "tierank.hashing": "__getattr__", "tierank.measures._registry": None}
 
 
 # -- the source tree -------------------------------------------------------------------------------------
@@ -296,6 +300,30 @@ def family_field_reads(root: Path) -> list[str]:
     return sorted(set(found), key=_by_place)
 
 
+# -- 6. modules imported by name --------------------------------------------------------------------------
+def _imports_by_name(node: ast.AST, scope: str | None = None) -> Iterator[tuple[ast.Call, str | None]]:
+    """(call of importlib.import_module / import_module / __import__, the module-level function it is in)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Call):
+            f = child.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if name in ("import_module", "__import__"):
+                yield child, scope
+        inner = child.name if scope is None and isinstance(child, _SCOPES) else scope
+        yield from _imports_by_name(child, inner)
+
+
+def imports_by_name(root: Path) -> list[str]:
+    """Every import of a module by name outside the lazy-loading mechanism (:data:`LAZY_LOADERS`)."""
+    found = []
+    for module, path in _modules(root).items():
+        for call, scope in _imports_by_name(_parse(path)):
+            if module in LAZY_LOADERS and LAZY_LOADERS[module] in (None, scope):
+                continue
+            found.append(f"{_where(root, path, call)}: `{ast.unparse(call)}` in {scope or 'the module'}")
+    return sorted(found, key=_by_place)
+
+
 # -- the rules on the real tree --------------------------------------------------------------------------
 def _report(problems: list[str]) -> str:
     return "\n" + "\n".join(problems)
@@ -323,6 +351,11 @@ def test_no_import_cycles():
 
 def test_family_fields_are_read_only_in_measures_and_engine():
     problems = family_field_reads(ROOT)
+    assert not problems, _report(problems)
+
+
+def test_modules_are_imported_by_name_only_by_the_lazy_loaders():
+    problems = imports_by_name(ROOT)
     assert not problems, _report(problems)
 
 
@@ -416,3 +449,18 @@ def test_family_field_reads_are_found(tmp_path):
     })
     assert family_field_reads(root) == ["src/tierank/report.py:2: reads .family.hook",
                                         "src/tierank/report.py:2: reads .family.name"]
+
+
+def test_imports_by_name_are_found(tmp_path):
+    root = _tree(tmp_path, {
+        "__init__.py": ("import importlib\n\ndef __getattr__(name):\n    return importlib.import_module(name)\n\n"
+                        "def other(name):\n    return importlib.import_module(name)\n"),
+        "measures/_registry.py": "from importlib import import_module\nX = import_module('tierank.measures.ap')\n",
+        "cli.py": ("import importlib\n\nclass Lazy:\n    def get(self, name):\n"
+                   "        return importlib.import_module(f'tierank.{name}')\n\nm = __import__('tierank.report')\n"),
+    })
+    assert imports_by_name(root) == [
+        "src/tierank/__init__.py:7: `importlib.import_module(name)` in other",
+        "src/tierank/cli.py:5: `importlib.import_module(f'tierank.{name}')` in Lazy",
+        "src/tierank/cli.py:7: `__import__('tierank.report')` in the module",
+    ]
