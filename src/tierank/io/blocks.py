@@ -62,7 +62,7 @@ def _parse_lines(data: bytes, name: str, first_line: int, layout: Any,
         if meanwhile is not None:
             meanwhile()
     except BaseException:
-        with contextlib.suppress(Exception):   # the parse ends before the error leaves (its own is not the first)
+        with contextlib.suppress(BaseException):   # the parse ends before the error leaves (its own is not the first)
             parsing.result()
         raise
     return parsing.result()
