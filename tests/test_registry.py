@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import importlib
 import threading
+import warnings
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tierank.errors import InputError
 from tierank.measures import _registry
 from tierank.measures._registry import FAMILY_MODULES, REGISTRY
 
@@ -89,3 +91,74 @@ def test_threads_asking_at_once_enter_each_module_once():
         t.join()
     assert not errors and tables.imported == len(FAMILY_MODULES)
     assert list(tables.families) == list(EAGER_FAMILIES)
+
+
+# -- the parser asks the registry only what it may hold ---------------------------------------------------
+def test_what_the_parser_takes_for_granted():
+    """parse_measure and split_trec_text ask the registry for a trec_eval name only when the text is a name
+    of trec_eval's table, and for a name or alias only when the text holds no '@', '(' or '.'."""
+    from tierank.measures._trec import TREC_EVAL_TABLE
+
+    assert set(EAGER_TREC) <= set(TREC_EVAL_TABLE)
+    assert not [k for k in EAGER_LOOKUP if any(c in k for c in "@(.")]
+    assert not [n for n in TREC_EVAL_TABLE if "." in n]
+
+
+def _outcome(fn, text):
+    """What ``fn(text)`` gives, as text: the measures (with their families and trec_eval names), or the
+    error; and the warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            got = fn(text)
+            if isinstance(got, dict):
+                shown = [(k, str(m), m.family.name) for k, m in got.items()]
+                value = repr((shown, getattr(got, "trec_names", None), sorted(getattr(got, "pseudo", ()))))
+            else:
+                value = repr((str(got), got.family.name))
+        except InputError as err:
+            value = f"InputError: {err}"
+    return value, [str(w.message) for w in caught]
+
+
+_NAMES = sorted({*EAGER_FAMILIES, *EAGER_TREC, *(a for _, (f, _) in EAGER_LOOKUP.values() for a, _ in f.aliases)})
+_SPELLING = st.one_of(
+    st.sampled_from(_NAMES),
+    st.builds(lambda n, k: f"{n}@{k}", st.sampled_from(_NAMES), st.sampled_from(["1", "10", "0", "x"])),
+    st.builds(lambda n, p: f"{n}.{p}", st.sampled_from(_NAMES), st.sampled_from(["5", "5,10", "", "0.5", "p=0.8"])),
+    st.builds(lambda n, p: f"{n}_{p}", st.sampled_from(_NAMES), st.sampled_from(["5", "0.10", "x"])),
+    st.builds(lambda n, p: f"{n}({p})@5", st.sampled_from(_NAMES), st.sampled_from(["rel=2", "gain='exp2'", "p=0.8"])),
+    st.builds(lambda n: n.swapcase(), st.sampled_from(_NAMES)),
+    st.sampled_from(["official", "all_trec", "runid", " map ", "map P.5", "nDGC@10"]),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_SPELLING, st.sampled_from(["parse", "expand"]))
+def test_a_fresh_registry_parses_as_the_whole_one(monkeypatch, text, how):
+    """Every spelling (known names, cutoffs, parameters, trec_eval's output spellings, sets, other case,
+    any text) parses to the same measures, errors and warnings on a registry that has imported nothing yet
+    as on the whole one."""
+    fn = {"parse": _registry.parse_measure, "expand": _registry.expand}[how]
+    whole = _outcome(fn, text)
+    fresh = _registry._Tables(FAMILY_MODULES)
+    monkeypatch.setattr(_registry, "_TABLES", fresh)
+    monkeypatch.setattr(_registry, "REGISTRY", fresh.families)
+    monkeypatch.setattr(_registry, "_LOOKUP", fresh.lookup)
+    monkeypatch.setattr(_registry, "TREC_INDEX", fresh.trec)
+    assert _outcome(fn, text) == whole
+
+
+@pytest.mark.parametrize("text, modules", [
+    ("map", 2), ("P.5,10", 1), ("P_5", 1), ("AP", 2), ("nDCG@10", 4), ("ndcg_cut.10", 4), ("RR@10", 3),
+])
+def test_a_measure_string_imports_the_families_up_to_its_own(monkeypatch, text, modules):
+    fresh = _registry._Tables(FAMILY_MODULES)
+    monkeypatch.setattr(_registry, "_TABLES", fresh)
+    monkeypatch.setattr(_registry, "REGISTRY", fresh.families)
+    monkeypatch.setattr(_registry, "_LOOKUP", fresh.lookup)
+    monkeypatch.setattr(_registry, "TREC_INDEX", fresh.trec)
+    _registry.expand(text)
+    assert fresh.imported == modules

@@ -118,6 +118,8 @@ copyreg.pickle(MeasureFamily, _reduce_family)
 
 # trec_eval names that are not measures of a family (runid: the run's tag)
 TREC_PSEUDO = frozenset({"runid"})
+# trec_eval's measure names: every name of TREC_INDEX is one (tests/test_registry.py)
+_TREC_TABLE = frozenset(TREC_EVAL_TABLE)
 
 # trec_eval spellings whose trec_eval definition differs from the measure of the same name here: an error
 # rather than a different number under a familiar name
@@ -261,9 +263,12 @@ def parse_measure(text: str | Measure) -> Measure:
     if text.strip() in TREC_SETS or text.strip() in TREC_PSEUDO:
         raise InputError(f"{text.strip()!r} is a trec_eval measure set or pseudo-measure, not one measure; "
                          "give it to the command line (-m) or list the measures")
-    # a trec_eval name (exact case) means what trec_eval means: 'rbp' is p=0.9, 'RBP' ir-measures' p=0.8
-    exact_trec = text.strip() in TREC_INDEX
-    trec = expand_trec(text) if exact_trec or text.lower() not in _LOOKUP else None
+    # a trec_eval name (exact case) means what trec_eval means: 'rbp' is p=0.9, 'RBP' ir-measures' p=0.8.
+    # The registry is asked only what it may hold (a name of trec_eval's table; a name or alias holds no
+    # '@', '(' or '.'), so that 'AP' or 'nDCG@10' imports only the families up to its own.
+    exact_trec = text.strip() in _TREC_TABLE and text.strip() in TREC_INDEX
+    alias = not any(c in text for c in "@(.") and text.lower() in _LOOKUP
+    trec = expand_trec(text) if exact_trec or not alias else None
     if trec is not None:
         if len(trec) != 1:
             # measures that differ by their cutoff only (P, ndcg_cut): say that a cutoff is what is missing

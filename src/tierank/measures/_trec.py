@@ -225,23 +225,26 @@ def format_level(value: float) -> str:
 def split_trec_text(text: str, names: Any) -> tuple[str, str | None, bool] | None:
     """Split a trec_eval spelling into ``(name, parameter text or None, output spelling)``.
 
-    ``names`` are the trec_eval names known. ``"P.5,10"`` -> ``("P", "5,10", False)``; ``"map"`` ->
-    ``("map", None, False)``; the output spelling of a cutoff or level ``"ndcg_cut_10"`` ->
-    ``("ndcg_cut", "10", True)``; not a trec_eval spelling -> None.
+    ``names`` are the trec_eval names known, names of :data:`TREC_EVAL_TABLE` (a container: only a name of
+    the table is looked up in it, so a lazy registry is asked nothing for other texts). ``"P.5,10"`` ->
+    ``("P", "5,10", False)``; ``"map"`` -> ``("map", None, False)``; the output spelling of a cutoff or level
+    ``"ndcg_cut_10"`` -> ``("ndcg_cut", "10", True)``; not a trec_eval spelling -> None.
     """
     text = text.strip()
-    base, dot, rest = text.partition(".")
-    if not dot and text in names:   # no trec_eval name holds a dot: a text with one is looked up by its base
+    base, dot, rest = text.partition(".")   # (no name of the table holds a dot)
+    if not dot and text in _TABLE_NAMES and text in names:
         return text, None, False
-    if dot and base in names:
+    if dot and base in _TABLE_NAMES and base in names:
         if not rest:
             raise InputError(f"measure {text!r}: nothing after the dot; e.g. '{base}.10'")
         return base, rest, False
-    for name in sorted(names, key=len, reverse=True):   # output spellings of numbers: P_5, ndcg_cut_10
+    for name in _LONGEST_FIRST:   # output spellings of numbers: P_5, ndcg_cut_10
         suffix = text[len(name) + 1:]
-        if text.startswith(name + "_") and _NUMBER.match(suffix):
+        if text.startswith(name + "_") and _NUMBER.match(suffix) and name in names:
             return name, suffix, True
     return None
 
 
 _NUMBER = re.compile(r"^(?:\d+\.?\d*|\.\d+)$")
+_TABLE_NAMES = frozenset(TREC_EVAL_TABLE)
+_LONGEST_FIRST = sorted(TREC_EVAL_TABLE, key=len, reverse=True)   # P_5: the longest name it starts with
