@@ -8,7 +8,8 @@
 4. no import cycles among the modules of src/tierank, function-level imports included;
 5. no ``X.family.<field>`` reads outside src/tierank/measures/ and src/tierank/engine/;
 6. a module is imported by name (``importlib.import_module``, ``__import__``) only by the one mechanism of
-   lazy loading: a package face's module-level ``__getattr__`` (PEP 562) and the measure registry.
+   lazy loading: a package face's module-level ``__getattr__`` (PEP 562) and the measure registry;
+7. a ``__post_init__`` only in a dataclass (in a plain class nothing calls it).
 
 Every check is a function of a repository root that returns its violations as ``path:line: what`` lines;
 each has a test on the real tree and a test on a small tree in tmp_path that breaks it.
@@ -324,6 +325,26 @@ def imports_by_name(root: Path) -> list[str]:
     return sorted(found, key=_by_place)
 
 
+# -- a __post_init__ only where a dataclass calls it ---------------------------------------------------------
+def _is_dataclass_decorator(node: ast.expr) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    return (isinstance(target, ast.Name) and target.id == "dataclass") or (
+        isinstance(target, ast.Attribute) and target.attr == "dataclass")
+
+
+def orphan_post_inits(root: Path) -> list[str]:
+    """Every ``__post_init__`` of a class that is not a dataclass: nothing calls it (a dataclass made a
+    plain class keeps its checks only in its ``__init__``)."""
+    found = []
+    for path in _modules(root).values():
+        for node in ast.walk(_parse(path)):
+            if isinstance(node, ast.ClassDef) and not any(map(_is_dataclass_decorator, node.decorator_list)):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef) and item.name == "__post_init__":
+                        found.append(f"{_where(root, path, item)}: {node.name}.__post_init__ is never called")
+    return sorted(found, key=_by_place)
+
+
 # -- the rules on the real tree --------------------------------------------------------------------------
 def _report(problems: list[str]) -> str:
     return "\n" + "\n".join(problems)
@@ -356,6 +377,11 @@ def test_family_fields_are_read_only_in_measures_and_engine():
 
 def test_modules_are_imported_by_name_only_by_the_lazy_loaders():
     problems = imports_by_name(ROOT)
+    assert not problems, _report(problems)
+
+
+def test_post_inits_belong_to_dataclasses():
+    problems = orphan_post_inits(ROOT)
     assert not problems, _report(problems)
 
 
@@ -464,3 +490,13 @@ def test_imports_by_name_are_found(tmp_path):
         "src/tierank/cli.py:5: `importlib.import_module(f'tierank.{name}')` in Lazy",
         "src/tierank/cli.py:7: `__import__('tierank.report')` in the module",
     ]
+
+
+def test_orphan_post_inits_are_found(tmp_path):
+    root = _tree(tmp_path, {
+        "a.py": ("import dataclasses\nfrom dataclasses import dataclass\n\n@dataclass(frozen=True)\nclass A:\n"
+                 "    x: int\n    def __post_init__(self):\n        pass\n\n@dataclasses.dataclass\nclass B:\n"
+                 "    def __post_init__(self):\n        pass\n\nclass C:\n    def __init__(self):\n        pass\n\n"
+                 "    def __post_init__(self):\n        pass\n"),
+    })
+    assert orphan_post_inits(root) == ["src/tierank/a.py:19: C.__post_init__ is never called"]

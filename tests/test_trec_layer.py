@@ -250,3 +250,15 @@ def test_measures_have_a_readable_repr():
     assert repr(m) == "Measure('nDCG@10')"
     assert parse_measure(str(m)) == m
     assert repr(m.family).startswith("<measure family nDCG:")
+
+
+def test_a_trec_eval_declaration_is_checked_when_made():
+    """A family declares only names of trec_eval's measure table, of a known kind (the parser asks the
+    registry for table names only: a name outside it would never be found)."""
+    from tierank.measures._trec import TrecName
+
+    assert TrecName("map").name == "map"
+    with pytest.raises(ValueError, match="'map_at_k' is not in trec_eval's measure table"):
+        TrecName("map_at_k")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        TrecName("P", "cutoff")

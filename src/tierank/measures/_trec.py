@@ -93,14 +93,12 @@ class TrecName:
     def __init__(self, name: str, kind: str = "plain", default: Any = None, preset: tuple = (),
                  per_query: bool = True, sets: tuple = (), bind: Callable[[Any], dict] | None = None,
                  show: Callable[[dict], Any] | None = None) -> None:
+        if kind not in _KINDS:
+            raise ValueError(f"TrecName {name!r}: kind must be one of {_KINDS}")
+        if name not in TREC_EVAL_TABLE:   # (the registry's parser asks for table names only)
+            raise ValueError(f"TrecName {name!r} is not in trec_eval's measure table")
         self.name, self.kind, self.default, self.preset = name, kind, default, preset
         self.per_query, self.sets, self.bind, self.show = per_query, sets, bind, show
-
-    def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
-            raise ValueError(f"TrecName {self.name!r}: kind must be one of {_KINDS}")
-        if self.name not in TREC_EVAL_TABLE:
-            raise ValueError(f"TrecName {self.name!r} is not in trec_eval's measure table")
 
     @property
     def order(self) -> int:
