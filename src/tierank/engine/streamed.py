@@ -240,8 +240,8 @@ def evaluate_file(qrels: Any, run: Any, opts: Options, *, block_rows: int | None
                                 evaluate_block, workers, progress)
     # opened once; a pipe is copied to an anonymous temporary file as it is read, for a second pass
     with open_input(run, spool=not grouped_only) as opened:
-        size = opened.size()   # None: a pipe's; gzip: about a fifth of the text's
-        small = size is not None and size * (5 if opened.kind == "gzip" else 1) < SMALL_RUN_BYTES
+        size = opened.size()   # None: a pipe's
+        small = size is not None and opened.text_bytes(size) < SMALL_RUN_BYTES
         with in_this_thread(small):
             return _evaluate_source(qrels, trec_source(run, block_rows, progress, opened), opts, grouped_only,
                                     evaluate_block, workers, progress, early=0 if small else _EARLY_BLOCKS)

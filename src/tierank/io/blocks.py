@@ -573,8 +573,8 @@ def trec_source(path: Any, block_rows: int, progress: bool | None, opened: Input
 
     def n_buckets() -> int:
         size = opened.size()
-        size = (opened.spooled_size() if size is None else size) * (5 if opened.kind == "gzip" else 1)
-        return _bucket_count(size, 25 * block_rows)   # >= 25 bytes a line
+        return _bucket_count(opened.text_bytes(opened.spooled_size() if size is None else size),
+                             25 * block_rows)   # >= 25 bytes a line
     if not opened.regular:
         command = "... | LC_ALL=C sort -s -k1,1 | tierank ..."
     elif opened.kind == "gzip":

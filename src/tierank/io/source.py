@@ -185,6 +185,11 @@ class Input:
             return os.fstat(self._spool.fileno()).st_size
         return None
 
+    def text_bytes(self, size: int) -> int:
+        """About how many bytes of text ``size`` bytes of this input hold: a gzip file's five times its own
+        (what the second pass's buckets and the small-run switch count)."""
+        return size * (5 if self.kind == "gzip" else 1)
+
     def spooled_size(self) -> int:
         """The bytes read so far (a lower bound of the size of an input read once)."""
         if self._spool is None:
