@@ -230,12 +230,11 @@ def _name_runs(runs: Any) -> list[_Run]:
         out = [_Run(str(k), v) for k, v in runs.items()]
     else:
         runs = list(runs)
-        paths = [p for p in map(_path_of, runs) if p is not None]
-        base = [os.path.basename(p) for p in paths]
+        paths = [_path_of(r) for r in runs]
+        base = [os.path.basename(p) for p in paths if p is not None]
         full = len(set(base)) < len(base)
         out = []
-        for i, r in enumerate(runs):
-            path = _path_of(r)
+        for i, (r, path) in enumerate(zip(runs, paths)):
             if isinstance(r, TextInput) and r.is_stdin:
                 name = r.name
             elif path is not None:
