@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 from ..errors import InputError, TierankWarning, param_text
 from ._parse import parse_measure_string
 from ._spec import Measure, MeasureFamily
-from ._trec import TREC_EVAL_TABLE, TREC_SETS, split_trec_text
+from ._trec import TREC_EVAL_TABLE, TREC_NAMES, TREC_SETS, split_trec_text
 from .radius import RADIUS_FAMILIES
 
 __all__ = ["FAMILY_MODULES", "REGISTRY", "TREC_INDEX", "registered_family", "parse_measure", "parse_measures",
@@ -118,8 +118,6 @@ copyreg.pickle(MeasureFamily, _reduce_family)
 
 # trec_eval names that are not measures of a family (runid: the run's tag)
 TREC_PSEUDO = frozenset({"runid"})
-# trec_eval's measure names: every name of TREC_INDEX is one (tests/test_registry.py)
-_TREC_TABLE = frozenset(TREC_EVAL_TABLE)
 
 # trec_eval spellings whose trec_eval definition differs from the measure of the same name here: an error
 # rather than a different number under a familiar name
@@ -266,7 +264,7 @@ def parse_measure(text: str | Measure) -> Measure:
     # a trec_eval name (exact case) means what trec_eval means: 'rbp' is p=0.9, 'RBP' ir-measures' p=0.8.
     # The registry is asked only what it may hold (a name of trec_eval's table; a name or alias holds no
     # '@', '(' or '.'), so that 'AP' or 'nDCG@10' imports only the families up to its own.
-    exact_trec = text.strip() in _TREC_TABLE and text.strip() in TREC_INDEX
+    exact_trec = text.strip() in TREC_NAMES and text.strip() in TREC_INDEX
     alias = not any(c in text for c in "@(.") and text.lower() in _LOOKUP
     trec = expand_trec(text) if exact_trec or not alias else None
     if trec is not None:

@@ -32,8 +32,8 @@ from typing import Any, Callable
 from ..errors import InputError, TierankWarning
 from ._parse import number_value
 
-__all__ = ["TrecName", "TREC_EVAL_TABLE", "TREC_SETS", "TREC_CUTOFFS", "atol", "atof", "parse_doubles",
-           "parse_pairs", "format_level", "split_trec_text"]
+__all__ = ["TrecName", "TREC_EVAL_TABLE", "TREC_NAMES", "TREC_SETS", "TREC_CUTOFFS", "atol", "atof",
+           "parse_doubles", "parse_pairs", "format_level", "split_trec_text"]
 
 # trec_eval 10.0's measure table (measures.c, te_trec_measures): the order of its output
 TREC_EVAL_TABLE = (
@@ -43,6 +43,9 @@ TREC_EVAL_TABLE = (
     "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
     "rbp", "rbp_resid", "unj",
 )
+
+#: the same names, as a set: the only names a trec_eval spelling can hold (no other is looked up)
+TREC_NAMES = frozenset(TREC_EVAL_TABLE)
 
 # trec_eval's measure sets (measures.c, te_trec_measure_nicknames)
 TREC_SETS = {
@@ -95,7 +98,7 @@ class TrecName:
                  show: Callable[[dict], Any] | None = None) -> None:
         if kind not in _KINDS:
             raise ValueError(f"TrecName {name!r}: kind must be one of {_KINDS}")
-        if name not in TREC_EVAL_TABLE:   # (the registry's parser asks for table names only)
+        if name not in TREC_NAMES:   # (the registry's parser asks for table names only)
             raise ValueError(f"TrecName {name!r} is not in trec_eval's measure table")
         self.name, self.kind, self.default, self.preset = name, kind, default, preset
         self.per_query, self.sets, self.bind, self.show = per_query, sets, bind, show
@@ -230,9 +233,9 @@ def split_trec_text(text: str, names: Any) -> tuple[str, str | None, bool] | Non
     """
     text = text.strip()
     base, dot, rest = text.partition(".")   # (no name of the table holds a dot)
-    if not dot and text in _TABLE_NAMES and text in names:
+    if not dot and text in TREC_NAMES and text in names:
         return text, None, False
-    if dot and base in _TABLE_NAMES and base in names:
+    if dot and base in TREC_NAMES and base in names:
         if not rest:
             raise InputError(f"measure {text!r}: nothing after the dot; e.g. '{base}.10'")
         return base, rest, False
@@ -244,5 +247,4 @@ def split_trec_text(text: str, names: Any) -> tuple[str, str | None, bool] | Non
 
 
 _NUMBER = re.compile(r"^(?:\d+\.?\d*|\.\d+)$")
-_TABLE_NAMES = frozenset(TREC_EVAL_TABLE)
 _LONGEST_FIRST = sorted(TREC_EVAL_TABLE, key=len, reverse=True)   # P_5: the longest name it starts with
