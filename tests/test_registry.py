@@ -134,6 +134,16 @@ _SPELLING = st.one_of(
 )
 
 
+def _fresh_registry(monkeypatch):
+    """The parser's registry replaced by tables that have imported no family module yet."""
+    fresh = _registry._Tables(FAMILY_MODULES)
+    monkeypatch.setattr(_registry, "_TABLES", fresh)
+    monkeypatch.setattr(_registry, "REGISTRY", fresh.families)
+    monkeypatch.setattr(_registry, "_LOOKUP", fresh.lookup)
+    monkeypatch.setattr(_registry, "TREC_INDEX", fresh.trec)
+    return fresh
+
+
 @settings(max_examples=400, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_SPELLING, st.sampled_from(["parse", "expand"]))
@@ -143,11 +153,7 @@ def test_a_fresh_registry_parses_as_the_whole_one(monkeypatch, text, how):
     as on the whole one."""
     fn = {"parse": _registry.parse_measure, "expand": _registry.expand}[how]
     whole = _outcome(fn, text)
-    fresh = _registry._Tables(FAMILY_MODULES)
-    monkeypatch.setattr(_registry, "_TABLES", fresh)
-    monkeypatch.setattr(_registry, "REGISTRY", fresh.families)
-    monkeypatch.setattr(_registry, "_LOOKUP", fresh.lookup)
-    monkeypatch.setattr(_registry, "TREC_INDEX", fresh.trec)
+    _fresh_registry(monkeypatch)
     assert _outcome(fn, text) == whole
 
 
@@ -155,10 +161,6 @@ def test_a_fresh_registry_parses_as_the_whole_one(monkeypatch, text, how):
     ("map", 2), ("P.5,10", 1), ("P_5", 1), ("AP", 2), ("nDCG@10", 4), ("ndcg_cut.10", 4), ("RR@10", 3),
 ])
 def test_a_measure_string_imports_the_families_up_to_its_own(monkeypatch, text, modules):
-    fresh = _registry._Tables(FAMILY_MODULES)
-    monkeypatch.setattr(_registry, "_TABLES", fresh)
-    monkeypatch.setattr(_registry, "REGISTRY", fresh.families)
-    monkeypatch.setattr(_registry, "_LOOKUP", fresh.lookup)
-    monkeypatch.setattr(_registry, "TREC_INDEX", fresh.trec)
+    fresh = _fresh_registry(monkeypatch)
     _registry.expand(text)
     assert fresh.imported == modules
